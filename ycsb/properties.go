@@ -121,16 +121,16 @@ type Config struct {
 	ScanProportion            float64 // scanproportion, default 0
 	ReadModifyWriteProportion float64 // readmodifywriteproportion, default 0
 
-	RequestDist      string  // requestdistribution: uniform (default), zipfian, latest, hotspot
-	HotspotDataFrac  float64 // hotspotdatafraction, default 0.2
-	HotspotOpnFrac   float64 // hotspotopnfraction, default 0.8
-	MinScanLength    int     // minscanlength, default 1
-	MaxScanLength    int     // maxscanlength, default 1000
-	ScanLengthDist   string  // scanlengthdistribution: uniform (default), zipfian
-	OrderedInserts   bool    // insertorder=ordered; default hashed (false)
-	ZeroPadding      int     // zeropadding, default 1
-	Threads          int     // threadcount, default 1
-	Target           float64 // target ops/s over all threads, default 0 = as fast as possible
+	RequestDist      string        // requestdistribution: uniform (default), zipfian, latest, hotspot
+	HotspotDataFrac  float64       // hotspotdatafraction, default 0.2
+	HotspotOpnFrac   float64       // hotspotopnfraction, default 0.8
+	MinScanLength    int           // minscanlength, default 1
+	MaxScanLength    int           // maxscanlength, default 1000
+	ScanLengthDist   string        // scanlengthdistribution: uniform (default), zipfian
+	OrderedInserts   bool          // insertorder=ordered; default hashed (false)
+	ZeroPadding      int           // zeropadding, default 1
+	Threads          int           // threadcount, default 1
+	Target           float64       // target ops/s over all threads, default 0 = as fast as possible
 	MaxExecutionTime time.Duration // maxexecutiontime in seconds, default 0 = no limit
 
 	// Ignored lists property keys that YCSB's core workload and client do
