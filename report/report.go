@@ -134,7 +134,7 @@ func (r *PolicyResult) FillShares() {
 	}
 }
 
-func ms(us int64) string   { return fmt.Sprintf("%.2f", float64(us)/1000) }
+func ms(us int64) string    { return fmt.Sprintf("%.2f", float64(us)/1000) }
 func msf(us float64) string { return fmt.Sprintf("%.2f", us/1000) }
 
 // WriteTable prints the human comparison table.
