@@ -3,6 +3,7 @@ package ycsb
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,7 +33,8 @@ type RunOptions struct {
 	// the workload's, at least 1.
 	Threads int
 	// Target is the total rate in operations per second over all threads
-	// (target); 0 = the workload's, which defaults to unthrottled. With a
+	// (target); 0 = the workload's, which defaults to unthrottled; negative
+	// = unthrottled whatever the workload says. With a
 	// target, operation k is intended to start at start + k/Target and its
 	// latency is also measured from that instant.
 	Target float64
@@ -93,8 +95,11 @@ func NewRunner(w *Workload, db DB, opts RunOptions) (*Runner, error) {
 	if opts.Target == 0 {
 		opts.Target = cfg.Target
 	}
+	if math.IsNaN(opts.Target) || math.IsInf(opts.Target, 0) {
+		return nil, fmt.Errorf("ycsb: target %v ops/s out of range; allowed: a finite number (<= 0 = unthrottled)", opts.Target)
+	}
 	if opts.Target < 0 {
-		return nil, fmt.Errorf("ycsb: target %v ops/s out of range; allowed: >= 0 (0 = unthrottled)", opts.Target)
+		opts.Target = 0
 	}
 	if opts.MaxExecutionTime == 0 {
 		opts.MaxExecutionTime = cfg.MaxExecutionTime

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -295,7 +296,7 @@ func TestRunnerStopsOnCancelAndTimeout(t *testing.T) {
 	if _, err := NewRunner(w, db, RunOptions{Threads: -1}); err == nil || !strings.Contains(err.Error(), "threads") {
 		t.Fatalf("bad threads: %v", err)
 	}
-	if _, err := NewRunner(w, db, RunOptions{Target: -1}); err == nil || !strings.Contains(err.Error(), "target") {
+	if _, err := NewRunner(w, db, RunOptions{Target: math.NaN()}); err == nil || !strings.Contains(err.Error(), "target") {
 		t.Fatalf("bad target: %v", err)
 	}
 }
