@@ -322,3 +322,28 @@ func TestSeries(t *testing.T) {
 		t.Fatalf("series %+v", s)
 	}
 }
+
+func TestNegativeTargetUnthrottles(t *testing.T) {
+	w := mustWorkload(t, Properties{"recordcount": "500", "target": "10"})
+	db := newMemDB()
+	start := time.Now()
+	res, err := Run(context.Background(), w, db, RunOptions{Phase: PhaseLoad, Target: -1, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// At the workload's 10 ops/s this would take 50 s.
+	if res.Operations != 500 || res.Target != 0 || time.Since(start) > 10*time.Second {
+		t.Fatalf("load %+v took %v", res, time.Since(start))
+	}
+	if res.Summary.All.Intended != nil {
+		t.Fatalf("intended latencies recorded without a target")
+	}
+}
+
+func BenchmarkRecordOp(b *testing.B) {
+	m := NewMeasurements(4, true)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		m.RecordOp(i, OpRead, time.Duration(i%5000)*time.Microsecond, time.Duration(i%7000)*time.Microsecond, nil)
+	}
+}
