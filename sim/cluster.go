@@ -1,0 +1,266 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Config describes an in-process simulated cluster.
+type Config struct {
+	Nodes     int          // number of nodes; default 3; 1..64
+	DCs       int          // datacenters; default 1; nodes are assigned round robin to "dc1".."dcK"
+	Racks     int          // racks per DC; default 1 ("rack1"..); a DC's nodes are assigned round robin
+	VNodes    int          // tokens per node; default 1 (evenly spaced Murmur3 tokens); >1 = random vnodes from Seed
+	FirstIP   string       // default "127.0.0.1"; node i (0-based) listens on FirstIP+i
+	Port      int          // 0 = pick one port that is free on every node address (same port on all nodes)
+	Model     ServiceModel // default model of every node (zero fields take DefaultModel values)
+	Feedback  bool         // attach queue length & service time to responses in the CQL custom payload
+	Seed      int64        // seeds vnode tokens, host ids, service times and fluctuation phases
+	AdminHTTP bool         // start a per-node JSON admin endpoint on 127.0.0.K:<ephemeral>
+}
+
+// Custom payload keys attached to data responses when Config.Feedback is on.
+const (
+	PayloadQueueLen    = "tailroute-q"  // queue length (q_s), 8-byte big-endian uint64
+	PayloadServiceTime = "tailroute-st" // service time of this request in microseconds, 8-byte big-endian uint64
+)
+
+// Cluster is a set of simulated nodes sharing one ring and schema. In process
+// mode (StartNode) it holds one local node and its remote peers.
+type Cluster struct {
+	clusterName string
+	port        int
+	members     []*member
+	nodes       []*Node // local nodes in member order
+	byIP        map[string]*Node
+	ring        *ring
+	schema      *schema
+	feedback    bool
+	start       time.Time
+	httpClient  *http.Client // process mode forwarding
+
+	planCache     sync.Map // planKey -> *plan (unprepared queries)
+	planCacheSize atomic.Int64
+
+	closeOnce sync.Once
+	done      chan struct{}
+	wg        sync.WaitGroup
+}
+
+func (cfg Config) withDefaults() Config {
+	if cfg.Nodes == 0 {
+		cfg.Nodes = 3
+	}
+	if cfg.DCs == 0 {
+		cfg.DCs = 1
+	}
+	if cfg.Racks == 0 {
+		cfg.Racks = 1
+	}
+	if cfg.VNodes == 0 {
+		cfg.VNodes = 1
+	}
+	if cfg.FirstIP == "" {
+		cfg.FirstIP = "127.0.0.1"
+	}
+	cfg.Model = cfg.Model.withDefaults()
+	return cfg
+}
+
+func (cfg Config) validate() error {
+	switch {
+	case cfg.Nodes < 1 || cfg.Nodes > 64:
+		return fmt.Errorf("sim: Config.Nodes = %d, allowed 1..64", cfg.Nodes)
+	case cfg.DCs < 1 || cfg.DCs > cfg.Nodes:
+		return fmt.Errorf("sim: Config.DCs = %d, allowed 1..Nodes (%d)", cfg.DCs, cfg.Nodes)
+	case cfg.Racks < 1 || cfg.Racks > 64:
+		return fmt.Errorf("sim: Config.Racks = %d, allowed 1..64", cfg.Racks)
+	case cfg.VNodes < 1 || cfg.VNodes > 256:
+		return fmt.Errorf("sim: Config.VNodes = %d, allowed 1..256", cfg.VNodes)
+	case cfg.Port < 0 || cfg.Port > 65535:
+		return fmt.Errorf("sim: Config.Port = %d, allowed 0..65535", cfg.Port)
+	}
+	if _, err := nodeIPs(cfg.FirstIP, cfg.Nodes); err != nil {
+		return err
+	}
+	return cfg.Model.Validate()
+}
+
+func nodeIPs(first string, n int) ([]string, error) {
+	ip := net.ParseIP(first).To4()
+	if ip == nil {
+		return nil, fmt.Errorf("sim: Config.FirstIP = %q, must be an IPv4 address such as 127.0.0.1", first)
+	}
+	base := uint32(ip[0])<<24 | uint32(ip[1])<<16 | uint32(ip[2])<<8 | uint32(ip[3])
+	if uint64(base)+uint64(n-1) > 0xffffffff || (base>>24) != ((base+uint32(n-1))>>24) {
+		return nil, fmt.Errorf("sim: Config.FirstIP = %q with %d nodes leaves the /8 network", first, n)
+	}
+	out := make([]string, n)
+	for i := range out {
+		v := base + uint32(i)
+		out[i] = net.IPv4(byte(v>>24), byte(v>>16), byte(v>>8), byte(v)).String()
+	}
+	return out, nil
+}
+
+// Start starts an in-process cluster of cfg.Nodes nodes on FirstIP..FirstIP+N-1,
+// all on the same port. ctx only bounds start-up; stop the cluster with Close.
+func Start(ctx context.Context, cfg Config) (*Cluster, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	ips, _ := nodeIPs(cfg.FirstIP, cfg.Nodes)
+	var toks [][]int64
+	if cfg.VNodes == 1 {
+		toks = evenTokens(cfg.Nodes)
+	} else {
+		toks = randomTokens(cfg.Nodes, cfg.VNodes, cfg.Seed)
+	}
+	c := newCluster("tailroute-sim", cfg.Feedback)
+	perDC := make([]int, cfg.DCs)
+	for i, ip := range ips {
+		dc := i % cfg.DCs
+		rack := perDC[dc] % cfg.Racks
+		perDC[dc]++
+		c.members = append(c.members, &member{idx: i, ip: ip, dc: fmt.Sprintf("dc%d", dc+1),
+			rack: fmt.Sprintf("rack%d", rack+1), tokens: toks[i], hostID: nameUUID(fmt.Sprintf("host:%s:%d", ip, cfg.Seed))})
+	}
+	lns, port, err := listenAll(ctx, ips, cfg.Port)
+	if err != nil {
+		return nil, err
+	}
+	c.port = port
+	c.finishSetup()
+	for i, m := range c.members {
+		n := newNode(c, m, cfg.Model, uint64(cfg.Seed)^uint64(i+1)*0x9e3779b97f4a7c15)
+		c.nodes = append(c.nodes, n)
+		c.byIP[m.ip] = n
+		n.serve(lns[i])
+		if cfg.AdminHTTP {
+			if err := n.startAdmin(m.ip + ":0"); err != nil {
+				c.Close()
+				return nil, err
+			}
+		}
+	}
+	return c, nil
+}
+
+func newCluster(name string, feedback bool) *Cluster {
+	return &Cluster{clusterName: name, byIP: map[string]*Node{}, feedback: feedback,
+		start: time.Now(), done: make(chan struct{})}
+}
+
+func (c *Cluster) finishSetup() {
+	c.ring = newRing(c.members)
+	c.schema = newSchema(c.ring)
+}
+
+// listenAll listens on port on every ip; port 0 picks one port free on all.
+func listenAll(ctx context.Context, ips []string, port int) ([]net.Listener, int, error) {
+	var lc net.ListenConfig
+	tryPort := func(p int) ([]net.Listener, int, error) {
+		lns := make([]net.Listener, 0, len(ips))
+		for _, ip := range ips {
+			ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort(ip, fmt.Sprint(p)))
+			if err != nil {
+				for _, l := range lns {
+					l.Close()
+				}
+				return nil, 0, err
+			}
+			if p == 0 {
+				p = ln.Addr().(*net.TCPAddr).Port
+			}
+			lns = append(lns, ln)
+		}
+		return lns, p, nil
+	}
+	if port != 0 {
+		lns, p, err := tryPort(port)
+		if err != nil {
+			return nil, 0, fmt.Errorf("sim: cannot listen on port %d on every node address: %w", port, err)
+		}
+		return lns, p, nil
+	}
+	var lastErr error
+	for attempt := 0; attempt < 50; attempt++ {
+		lns, p, err := tryPort(0)
+		if err == nil {
+			return lns, p, nil
+		}
+		lastErr = err
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, 0, fmt.Errorf("sim: no port free on every node address after 50 attempts: %w", lastErr)
+}
+
+// Hosts returns the node IPs, e.g. ["127.0.0.1","127.0.0.2",...] (local and
+// remote members, in ring configuration order).
+func (c *Cluster) Hosts() []string {
+	out := make([]string, len(c.members))
+	for i, m := range c.members {
+		out[i] = m.ip
+	}
+	return out
+}
+
+// Port returns the CQL port shared by all nodes.
+func (c *Cluster) Port() int { return c.port }
+
+// Nodes returns the nodes running in this process.
+func (c *Cluster) Nodes() []*Node { return append([]*Node(nil), c.nodes...) }
+
+// Node returns the local node with address ip, or nil if unknown.
+func (c *Cluster) Node(ip string) *Node { return c.byIP[ip] }
+
+// ReplicasFor returns the IPs of the replicas of a partition key (its
+// serialized bytes, e.g. the UTF-8 of a text key) in keyspace ks, in ring
+// order, or nil if the keyspace does not exist.
+func (c *Cluster) ReplicasFor(ks string, key []byte) []string {
+	idx := c.schema.replicasOf(ks, Murmur3Token(key))
+	out := make([]string, 0, len(idx))
+	for _, i := range idx {
+		out = append(out, c.members[i].ip)
+	}
+	return out
+}
+
+// Close stops every node: listeners, connections, workers and admin
+// endpoints. No goroutine is left when it returns.
+func (c *Cluster) Close() error {
+	var errs []error
+	c.closeOnce.Do(func() {
+		close(c.done)
+		for _, n := range c.nodes {
+			if err := n.shutdown(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		c.wg.Wait()
+		if c.httpClient != nil {
+			c.httpClient.CloseIdleConnections()
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// sortedIPs is a helper for stable output.
+func sortedIPs(m map[string]*Node) []string {
+	out := make([]string, 0, len(m))
+	for ip := range m {
+		out = append(out, ip)
+	}
+	sort.Strings(out)
+	return out
+}

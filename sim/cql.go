@@ -1,0 +1,673 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+)
+
+// This file holds a tiny CQL tokenizer and a parser for exactly the statement
+// shapes the simulator serves (see doc.go). Everything else is rejected with a
+// SyntaxError naming the offending token.
+
+type tokKind int
+
+const (
+	tkEOF tokKind = iota
+	tkIdent
+	tkQuotedIdent
+	tkString
+	tkNumber
+	tkHex
+	tkPunct
+)
+
+type token struct {
+	kind tokKind
+	text string // identifiers lower-cased unless quoted; strings unescaped
+	pos  int
+}
+
+func lex(src string) ([]token, error) {
+	var toks []token
+	i := 0
+	for i < len(src) {
+		c := src[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+		case c == '-' && i+1 < len(src) && src[i+1] == '-', c == '/' && i+1 < len(src) && src[i+1] == '/':
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+		case c == '\'':
+			var b strings.Builder
+			j := i + 1
+			for {
+				if j >= len(src) {
+					return nil, fmt.Errorf("unterminated string literal at character %d", i)
+				}
+				if src[j] == '\'' {
+					if j+1 < len(src) && src[j+1] == '\'' {
+						b.WriteByte('\'')
+						j += 2
+						continue
+					}
+					break
+				}
+				b.WriteByte(src[j])
+				j++
+			}
+			toks = append(toks, token{tkString, b.String(), i})
+			i = j + 1
+		case c == '"':
+			var b strings.Builder
+			j := i + 1
+			for {
+				if j >= len(src) {
+					return nil, fmt.Errorf("unterminated quoted identifier at character %d", i)
+				}
+				if src[j] == '"' {
+					if j+1 < len(src) && src[j+1] == '"' {
+						b.WriteByte('"')
+						j += 2
+						continue
+					}
+					break
+				}
+				b.WriteByte(src[j])
+				j++
+			}
+			toks = append(toks, token{tkQuotedIdent, b.String(), i})
+			i = j + 1
+		case c == '0' && i+1 < len(src) && (src[i+1] == 'x' || src[i+1] == 'X'):
+			j := i + 2
+			for j < len(src) && isHex(src[j]) {
+				j++
+			}
+			toks = append(toks, token{tkHex, src[i+2 : j], i})
+			i = j
+		case isDigit(c) || (c == '-' && i+1 < len(src) && isDigit(src[i+1])):
+			j := i + 1
+			for j < len(src) && (isDigit(src[j]) || src[j] == '.' || src[j] == 'e' || src[j] == 'E') {
+				j++
+			}
+			toks = append(toks, token{tkNumber, src[i:j], i})
+			i = j
+		case isIdentStart(c):
+			j := i + 1
+			for j < len(src) && (isIdentStart(src[j]) || isDigit(src[j])) {
+				j++
+			}
+			toks = append(toks, token{tkIdent, strings.ToLower(src[i:j]), i})
+			i = j
+		case c == '<' || c == '>' || c == '!':
+			if i+1 < len(src) && src[i+1] == '=' {
+				toks = append(toks, token{tkPunct, src[i : i+2], i})
+				i += 2
+			} else {
+				toks = append(toks, token{tkPunct, src[i : i+1], i})
+				i++
+			}
+		case strings.IndexByte("(),;.*=?{}:[]+-", c) >= 0:
+			toks = append(toks, token{tkPunct, src[i : i+1], i})
+			i++
+		default:
+			return nil, fmt.Errorf("unexpected character %q at position %d", c, i)
+		}
+	}
+	toks = append(toks, token{kind: tkEOF, pos: len(src)})
+	return toks, nil
+}
+
+func isDigit(c byte) bool      { return c >= '0' && c <= '9' }
+func isHex(c byte) bool        { return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') }
+func isIdentStart(c byte) bool { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
+
+type stmtKind int
+
+const (
+	stSelect stmtKind = iota + 1
+	stInsert
+	stUpdate
+	stDelete
+	stCreateKeyspace
+	stCreateTable
+	stUse
+	stDropKeyspace
+	stDropTable
+	stTruncate
+)
+
+// term is a value in a statement: a bind marker or a literal.
+type term struct {
+	bind    int    // index of the bind marker, -1 for a literal
+	name    string // named marker (":name"), if any
+	litKind tokKind
+	lit     string
+	null    bool
+}
+
+// relation is "col = term" or "token(col) op token(term)" / "token(col) op term".
+type relation struct {
+	col     string
+	op      string // "=", ">", ">=", "<", "<=", "in" not supported
+	token   bool   // token(col) relation
+	tokenOf bool   // right side is token(term) (else a bigint term)
+	val     term
+}
+
+type assignment struct {
+	col string
+	val term
+}
+
+type colSpec struct {
+	name string
+	typ  string
+}
+
+type statement struct {
+	kind        stmtKind
+	keyspace    string // explicit keyspace, "" = session keyspace
+	table       string
+	columns     []string // SELECT/INSERT/DELETE column list; nil = *
+	countStar   bool
+	where       []relation
+	limit       *term
+	values      []term
+	sets        []assignment
+	ifNotExists bool
+	ifExists    bool
+	// DDL
+	name        string
+	replication map[string]string
+	durable     bool
+	colSpecs    []colSpec
+	primaryKey  []string // partition key columns
+	clustering  []string
+	nBind       int
+}
+
+type parser struct {
+	toks  []token
+	p     int
+	nBind int
+	src   string
+}
+
+type syntaxErr struct{ msg string }
+
+func (e *syntaxErr) Error() string { return e.msg }
+
+func parseStatement(src string) (st *statement, err error) {
+	toks, lerr := lex(src)
+	if lerr != nil {
+		return nil, &syntaxErr{lerr.Error()}
+	}
+	ps := &parser{toks: toks, src: src}
+	defer func() {
+		if r := recover(); r != nil {
+			se, ok := r.(*syntaxErr)
+			if !ok {
+				panic(r)
+			}
+			st, err = nil, se
+		}
+	}()
+	st = ps.statement()
+	ps.accept(";")
+	if ps.peek().kind != tkEOF {
+		ps.fail("unexpected input")
+	}
+	st.nBind = ps.nBind
+	return st, nil
+}
+
+func (ps *parser) peek() token { return ps.toks[ps.p] }
+func (ps *parser) next() token {
+	t := ps.toks[ps.p]
+	if t.kind != tkEOF {
+		ps.p++
+	}
+	return t
+}
+
+func (ps *parser) fail(format string, args ...any) {
+	t := ps.peek()
+	near := t.text
+	if t.kind == tkEOF {
+		near = "<EOF>"
+	}
+	panic(&syntaxErr{fmt.Sprintf("line 1:%d %s near %q", t.pos, fmt.Sprintf(format, args...), near)})
+}
+
+// isKw reports whether the next token is the given unquoted keyword or punctuation.
+func (ps *parser) isKw(kw string) bool {
+	t := ps.peek()
+	return (t.kind == tkIdent || t.kind == tkPunct) && t.text == kw
+}
+
+func (ps *parser) accept(kw string) bool {
+	if ps.isKw(kw) {
+		ps.p++
+		return true
+	}
+	return false
+}
+
+func (ps *parser) expect(kw string) {
+	if !ps.accept(kw) {
+		ps.fail("expected %q", strings.ToUpper(kw))
+	}
+}
+
+func (ps *parser) ident() string {
+	t := ps.peek()
+	if t.kind == tkIdent || t.kind == tkQuotedIdent {
+		ps.p++
+		return t.text
+	}
+	ps.fail("expected an identifier")
+	return ""
+}
+
+// qualified parses [keyspace.]name.
+func (ps *parser) qualified() (ks, name string) {
+	name = ps.ident()
+	if ps.accept(".") {
+		ks = name
+		name = ps.ident()
+	}
+	return ks, name
+}
+
+func (ps *parser) term() term {
+	t := ps.next()
+	switch t.kind {
+	case tkPunct:
+		switch t.text {
+		case "?":
+			ps.nBind++
+			return term{bind: ps.nBind - 1}
+		case ":":
+			n := ps.ident()
+			ps.nBind++
+			return term{bind: ps.nBind - 1, name: n}
+		}
+	case tkString, tkNumber, tkHex:
+		return term{bind: -1, litKind: t.kind, lit: t.text}
+	case tkIdent:
+		switch t.text {
+		case "true", "false":
+			return term{bind: -1, litKind: tkIdent, lit: t.text}
+		case "null":
+			return term{bind: -1, null: true}
+		}
+	}
+	ps.p--
+	ps.fail("expected a value")
+	return term{}
+}
+
+func (ps *parser) statement() *statement {
+	t := ps.next()
+	if t.kind != tkIdent {
+		ps.p--
+		ps.fail("expected a statement")
+	}
+	switch t.text {
+	case "select":
+		return ps.selectStmt()
+	case "insert":
+		return ps.insertStmt()
+	case "update":
+		return ps.updateStmt()
+	case "delete":
+		return ps.deleteStmt()
+	case "create":
+		if ps.accept("keyspace") || ps.accept("schema") {
+			return ps.createKeyspace()
+		}
+		if ps.accept("table") || ps.accept("columnfamily") {
+			return ps.createTable()
+		}
+		ps.fail("only CREATE KEYSPACE and CREATE TABLE are supported")
+	case "use":
+		return &statement{kind: stUse, keyspace: ps.ident()}
+	case "drop":
+		st := &statement{}
+		switch {
+		case ps.accept("keyspace"):
+			st.kind = stDropKeyspace
+		case ps.accept("table"):
+			st.kind = stDropTable
+		default:
+			ps.fail("only DROP KEYSPACE and DROP TABLE are supported")
+		}
+		if ps.accept("if") {
+			ps.expect("exists")
+			st.ifExists = true
+		}
+		if st.kind == stDropKeyspace {
+			st.keyspace = ps.ident()
+		} else {
+			st.keyspace, st.table = ps.qualified()
+		}
+		return st
+	case "truncate":
+		ps.accept("table")
+		st := &statement{kind: stTruncate}
+		st.keyspace, st.table = ps.qualified()
+		return st
+	}
+	ps.p--
+	ps.fail("unsupported statement")
+	return nil
+}
+
+func (ps *parser) selectStmt() *statement {
+	st := &statement{kind: stSelect}
+	if ps.accept("*") {
+		st.columns = nil
+	} else if ps.isKw("count") {
+		ps.next()
+		ps.expect("(")
+		if !ps.accept("*") && !ps.accept("1") {
+			ps.ident()
+		}
+		ps.expect(")")
+		st.countStar = true
+	} else {
+		for {
+			st.columns = append(st.columns, ps.ident())
+			if !ps.accept(",") {
+				break
+			}
+		}
+	}
+	ps.expect("from")
+	st.keyspace, st.table = ps.qualified()
+	if ps.accept("where") {
+		st.where = ps.relations()
+	}
+	if ps.accept("limit") {
+		l := ps.term()
+		st.limit = &l
+	}
+	if ps.accept("allow") {
+		ps.expect("filtering")
+	}
+	return st
+}
+
+func (ps *parser) relations() []relation {
+	var rels []relation
+	for {
+		var r relation
+		if ps.isKw("token") && ps.toks[ps.p+1].text == "(" {
+			ps.next()
+			ps.expect("(")
+			r.col = ps.ident()
+			ps.expect(")")
+			r.token = true
+		} else {
+			r.col = ps.ident()
+		}
+		op := ps.next()
+		switch op.text {
+		case "=", ">", ">=", "<", "<=":
+			r.op = op.text
+		default:
+			ps.p--
+			ps.fail("unsupported operator")
+		}
+		if r.token && r.op == "=" {
+			ps.fail("token() equality is not supported")
+		}
+		if !r.token && r.op != "=" {
+			ps.fail("only equality restrictions are supported on columns")
+		}
+		if r.token && ps.isKw("token") {
+			ps.next()
+			ps.expect("(")
+			r.val = ps.term()
+			ps.expect(")")
+			r.tokenOf = true
+		} else {
+			r.val = ps.term()
+		}
+		rels = append(rels, r)
+		if !ps.accept("and") {
+			return rels
+		}
+	}
+}
+
+func (ps *parser) using() {
+	if ps.accept("using") {
+		for {
+			if !ps.accept("ttl") && !ps.accept("timestamp") {
+				ps.fail("expected TTL or TIMESTAMP")
+			}
+			ps.term()
+			if !ps.accept("and") {
+				break
+			}
+		}
+	}
+}
+
+func (ps *parser) insertStmt() *statement {
+	ps.expect("into")
+	st := &statement{kind: stInsert}
+	st.keyspace, st.table = ps.qualified()
+	ps.expect("(")
+	for {
+		st.columns = append(st.columns, ps.ident())
+		if !ps.accept(",") {
+			break
+		}
+	}
+	ps.expect(")")
+	ps.expect("values")
+	ps.expect("(")
+	for {
+		st.values = append(st.values, ps.term())
+		if !ps.accept(",") {
+			break
+		}
+	}
+	ps.expect(")")
+	if len(st.values) != len(st.columns) {
+		ps.fail("unmatched column names/values (%d columns, %d values)", len(st.columns), len(st.values))
+	}
+	if ps.accept("if") {
+		ps.expect("not")
+		ps.expect("exists")
+		st.ifNotExists = true
+	}
+	ps.using()
+	return st
+}
+
+func (ps *parser) updateStmt() *statement {
+	st := &statement{kind: stUpdate}
+	st.keyspace, st.table = ps.qualified()
+	ps.using()
+	ps.expect("set")
+	for {
+		c := ps.ident()
+		ps.expect("=")
+		st.sets = append(st.sets, assignment{col: c, val: ps.term()})
+		if !ps.accept(",") {
+			break
+		}
+	}
+	ps.expect("where")
+	st.where = ps.relations()
+	if ps.accept("if") {
+		ps.expect("exists")
+		st.ifExists = true
+	}
+	return st
+}
+
+func (ps *parser) deleteStmt() *statement {
+	st := &statement{kind: stDelete}
+	if !ps.isKw("from") {
+		for {
+			st.columns = append(st.columns, ps.ident())
+			if !ps.accept(",") {
+				break
+			}
+		}
+	}
+	ps.expect("from")
+	st.keyspace, st.table = ps.qualified()
+	ps.using()
+	ps.expect("where")
+	st.where = ps.relations()
+	if ps.accept("if") {
+		ps.expect("exists")
+		st.ifExists = true
+	}
+	return st
+}
+
+func (ps *parser) createKeyspace() *statement {
+	st := &statement{kind: stCreateKeyspace, durable: true}
+	if ps.accept("if") {
+		ps.expect("not")
+		ps.expect("exists")
+		st.ifNotExists = true
+	}
+	st.keyspace = ps.ident()
+	ps.expect("with")
+	for {
+		prop := ps.ident()
+		ps.expect("=")
+		switch prop {
+		case "replication":
+			st.replication = ps.mapLiteral()
+		case "durable_writes":
+			v := ps.next()
+			st.durable = v.text != "false"
+		default:
+			ps.p--
+			ps.fail("unknown keyspace property %q", prop)
+		}
+		if !ps.accept("and") {
+			break
+		}
+	}
+	if st.replication == nil {
+		ps.fail("missing mandatory replication strategy class")
+	}
+	return st
+}
+
+func (ps *parser) mapLiteral() map[string]string {
+	ps.expect("{")
+	m := map[string]string{}
+	if ps.accept("}") {
+		return m
+	}
+	for {
+		k := ps.next()
+		if k.kind != tkString {
+			ps.p--
+			ps.fail("expected a string key")
+		}
+		ps.expect(":")
+		v := ps.next()
+		if v.kind != tkString && v.kind != tkNumber && v.kind != tkIdent {
+			ps.p--
+			ps.fail("expected a value")
+		}
+		m[k.text] = v.text
+		if !ps.accept(",") {
+			break
+		}
+	}
+	ps.expect("}")
+	return m
+}
+
+func (ps *parser) createTable() *statement {
+	st := &statement{kind: stCreateTable}
+	if ps.accept("if") {
+		ps.expect("not")
+		ps.expect("exists")
+		st.ifNotExists = true
+	}
+	st.keyspace, st.table = ps.qualified()
+	ps.expect("(")
+	for {
+		if ps.accept("primary") {
+			ps.expect("key")
+			ps.expect("(")
+			if ps.accept("(") {
+				for {
+					st.primaryKey = append(st.primaryKey, ps.ident())
+					if !ps.accept(",") {
+						break
+					}
+				}
+				ps.expect(")")
+			} else {
+				st.primaryKey = []string{ps.ident()}
+			}
+			for ps.accept(",") {
+				st.clustering = append(st.clustering, ps.ident())
+			}
+			ps.expect(")")
+		} else {
+			name := ps.ident()
+			typ := ps.typeName()
+			st.colSpecs = append(st.colSpecs, colSpec{name: name, typ: typ})
+			if ps.accept("primary") {
+				ps.expect("key")
+				if st.primaryKey != nil {
+					ps.fail("multiple PRIMARY KEY definitions")
+				}
+				st.primaryKey = []string{name}
+			}
+		}
+		if !ps.accept(",") {
+			break
+		}
+	}
+	ps.expect(")")
+	if ps.accept("with") {
+		// Table options are accepted and ignored.
+		depth := 0
+		for ps.peek().kind != tkEOF && !(depth == 0 && ps.isKw(";")) {
+			t := ps.next()
+			if t.text == "{" || t.text == "(" {
+				depth++
+			} else if t.text == "}" || t.text == ")" {
+				depth--
+			}
+		}
+	}
+	if len(st.primaryKey) == 0 {
+		ps.fail("no PRIMARY KEY specified")
+	}
+	return st
+}
+
+func (ps *parser) typeName() string {
+	t := ps.ident()
+	if ps.accept("<") {
+		var parts []string
+		for {
+			parts = append(parts, ps.typeName())
+			if !ps.accept(",") {
+				break
+			}
+		}
+		ps.expect(">")
+		return t + "<" + strings.Join(parts, ", ") + ">"
+	}
+	return t
+}

@@ -1,0 +1,400 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// NodeStats is a snapshot of a node's counters.
+type NodeStats struct {
+	Served   uint64   // data requests answered successfully
+	Errors   uint64   // data requests answered with an error (injected or invalid)
+	QueueLen int      // data requests waiting for a worker
+	InFlight int      // data requests received and not yet answered (waiting + in service)
+	Windows  []uint64 // successful data requests served per 100 ms window since the cluster started
+}
+
+// request is one queued data request.
+type request struct {
+	c        *conn
+	stream   int16
+	version  uint8
+	bound    *boundStmt
+	injectRT bool // answer with an injected read timeout after service
+	enq      time.Time
+}
+
+// Node is one simulated Cassandra node.
+type Node struct {
+	c     *Cluster
+	m     *member
+	store *store
+
+	model atomic.Pointer[modelState]
+	seed  uint64
+
+	queue      chan *request
+	quit       chan struct{} // one token per worker to retire
+	workersMu  sync.Mutex
+	workers    int
+	pauseUntil atomic.Int64 // unix nanos of the end of a one-off pause
+
+	waiting   atomic.Int64
+	inService atomic.Int64
+	served    atomic.Uint64
+	errors    atomic.Uint64
+	windows   windowCounter
+	admRng    struct {
+		sync.Mutex
+		r rng
+	}
+
+	prepared sync.Map // string(id) -> *prepared
+
+	mu      sync.Mutex // guards ln, conns, stopped, admin
+	ln      net.Listener
+	conns   map[*conn]struct{}
+	stopped bool
+	admin   *http.Server
+	adminLn net.Listener
+	connWG  sync.WaitGroup
+}
+
+const queueCap = 1 << 16
+
+func newNode(c *Cluster, m *member, model ServiceModel, seed uint64) *Node {
+	n := &Node{c: c, m: m, store: newStore(), seed: seed | 1,
+		queue: make(chan *request, queueCap), quit: make(chan struct{}, 1024), conns: map[*conn]struct{}{}}
+	m.node = n
+	n.windows.start = c.start
+	n.admRng.r.s = splitmix(seed) | 1
+	n.model.Store(&modelState{ServiceModel: model, base: time.Now(), seed: splitmix(seed)})
+	n.setWorkers(model.Workers)
+	return n
+}
+
+// IP returns the node's address.
+func (n *Node) IP() string { return n.m.ip }
+
+// DC returns the node's datacenter ("dc1"..).
+func (n *Node) DC() string { return n.m.dc }
+
+// Rack returns the node's rack ("rack1"..).
+func (n *Node) Rack() string { return n.m.rack }
+
+// Tokens returns the node's Murmur3 tokens.
+func (n *Node) Tokens() []int64 { return append([]int64(nil), n.m.tokens...) }
+
+// HostID returns the node's host_id as a UUID string.
+func (n *Node) HostID() string { return uuidString(n.m.hostID) }
+
+// AdminAddr returns the host:port of the node's admin HTTP endpoint, or "".
+func (n *Node) AdminAddr() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.adminLn == nil {
+		return ""
+	}
+	return n.adminLn.Addr().String()
+}
+
+// Model returns the service model in force.
+func (n *Node) Model() ServiceModel { return n.model.Load().ServiceModel }
+
+// SetModel validates m (zero fields take defaults) and installs it at once.
+// Periodic pauses and fluctuation epochs restart their phase now.
+func (n *Node) SetModel(m ServiceModel) error {
+	m = m.withDefaults()
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	n.model.Store(&modelState{ServiceModel: m, base: time.Now(), seed: splitmix(n.seed + uint64(time.Now().UnixNano()))})
+	n.setWorkers(m.Workers)
+	return nil
+}
+
+// Pause starts one stop-the-world pause of d now: no data request starts or
+// completes service until it ends (system queries are still answered).
+func (n *Node) Pause(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	until := time.Now().Add(d).UnixNano()
+	for {
+		cur := n.pauseUntil.Load()
+		if cur >= until || n.pauseUntil.CompareAndSwap(cur, until) {
+			return
+		}
+	}
+}
+
+// Stats returns a snapshot of the node's counters.
+func (n *Node) Stats() NodeStats {
+	w := n.waiting.Load()
+	return NodeStats{Served: n.served.Load(), Errors: n.errors.Load(), QueueLen: int(w),
+		InFlight: int(w + n.inService.Load()), Windows: n.windows.snapshot(time.Now())}
+}
+
+// Oracle returns the instantaneous truth for an Oracle baseline: the number
+// of outstanding data requests (waiting + in service, q_s) and the current
+// mean service time (1/mu_s, including slowdown and fluctuation; 0 with
+// ZeroService).
+func (n *Node) Oracle() (queueLen int, serviceTime time.Duration) {
+	return int(n.waiting.Load() + n.inService.Load()), n.model.Load().meanService(time.Now())
+}
+
+func (n *Node) setWorkers(w int) {
+	n.workersMu.Lock()
+	defer n.workersMu.Unlock()
+	for n.workers < w {
+		n.workers++
+		n.c.wg.Add(1)
+		go n.worker(n.seed + uint64(n.workers)*0x632be59bd9b4e019)
+	}
+	for n.workers > w {
+		n.workers--
+		n.quit <- struct{}{}
+	}
+}
+
+func (n *Node) worker(seed uint64) {
+	defer n.c.wg.Done()
+	r := rng{s: splitmix(seed) | 1}
+	var timer *time.Timer
+	sleep := func(d time.Duration) bool {
+		if d <= 0 {
+			return true
+		}
+		if timer == nil {
+			timer = time.NewTimer(d)
+		} else {
+			timer.Reset(d)
+		}
+		select {
+		case <-timer.C:
+			return true
+		case <-n.c.done:
+			return false
+		}
+	}
+	for {
+		var req *request
+		select {
+		case req = <-n.queue:
+		case <-n.quit:
+			return
+		case <-n.c.done:
+			return
+		}
+		n.waiting.Add(-1)
+		n.inService.Add(1)
+		if !n.waitPause(sleep) {
+			return
+		}
+		ms := n.model.Load()
+		var st time.Duration
+		if !ms.ZeroService {
+			st = time.Duration(float64(ms.meanService(time.Now())) * r.exp())
+			if !sleep(st) || !n.waitPause(sleep) {
+				return
+			}
+		}
+		n.complete(req, st)
+		n.inService.Add(-1)
+	}
+}
+
+// waitPause blocks while a one-off or periodic pause is in force.
+func (n *Node) waitPause(sleep func(time.Duration) bool) bool {
+	for {
+		now := time.Now()
+		end := time.Unix(0, n.pauseUntil.Load())
+		if pe := n.model.Load().periodicPauseEnd(now); pe.After(end) {
+			end = pe
+		}
+		if !end.After(now) {
+			return true
+		}
+		if !sleep(end.Sub(now)) {
+			return false
+		}
+	}
+}
+
+// admit decides injected errors and enqueues a data request. It returns
+// false when the request was answered at once.
+func (n *Node) admit(req *request) {
+	ms := n.model.Load()
+	if ms.ErrorRate > 0 {
+		n.admRng.Lock()
+		hit := n.admRng.r.float() < ms.ErrorRate
+		n.admRng.Unlock()
+		if hit {
+			switch ms.InjectedError {
+			case "read_timeout":
+				req.injectRT = true
+			default:
+				n.errors.Add(1)
+				req.c.sendMsg(req.version, req.stream, injectedError(ms.InjectedError), nil)
+				return
+			}
+		}
+	}
+	n.waiting.Add(1)
+	select {
+	case n.queue <- req:
+	default:
+		n.waiting.Add(-1)
+		n.errors.Add(1)
+		req.c.sendMsg(req.version, req.stream, injectedError("overloaded"), nil)
+	}
+}
+
+// complete executes the request and answers it.
+func (n *Node) complete(req *request, st time.Duration) {
+	var payload map[string][]byte
+	if n.c.feedback && req.version >= 4 {
+		payload = feedbackPayload(uint64(n.waiting.Load()+n.inService.Load()), uint64(st/time.Microsecond))
+	}
+	if req.injectRT {
+		n.errors.Add(1)
+		req.c.sendMsg(req.version, req.stream, injectedError("read_timeout"), payload)
+		return
+	}
+	msg := n.execData(req.bound)
+	if isErrorMsg(msg) {
+		n.errors.Add(1)
+	} else {
+		n.served.Add(1)
+		n.windows.inc(time.Now())
+	}
+	req.c.sendMsg(req.version, req.stream, msg, payload)
+}
+
+// serve starts the accept loop on ln.
+func (n *Node) serve(ln net.Listener) {
+	n.mu.Lock()
+	n.ln = ln
+	n.stopped = false
+	n.mu.Unlock()
+	n.c.wg.Add(1)
+	go func() {
+		defer n.c.wg.Done()
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if tc, ok := nc.(*net.TCPConn); ok {
+				tc.SetNoDelay(true)
+			}
+			c := newConn(n, nc)
+			n.mu.Lock()
+			if n.stopped || n.ln != ln {
+				n.mu.Unlock()
+				nc.Close()
+				continue
+			}
+			n.conns[c] = struct{}{}
+			n.connWG.Add(1)
+			n.mu.Unlock()
+			c.start()
+		}
+	}()
+}
+
+func (n *Node) dropConn(c *conn) {
+	n.mu.Lock()
+	if _, ok := n.conns[c]; ok {
+		delete(n.conns, c)
+		n.connWG.Done()
+	}
+	n.mu.Unlock()
+}
+
+// Stop takes the node down: its listener is closed and every client
+// connection dropped. Data and model are kept; Restart brings it back.
+func (n *Node) Stop() error {
+	n.mu.Lock()
+	if n.stopped {
+		n.mu.Unlock()
+		return errors.New("sim: node " + n.m.ip + " is already stopped")
+	}
+	n.stopped = true
+	ln := n.ln
+	n.ln = nil
+	conns := make([]*conn, 0, len(n.conns))
+	for c := range n.conns {
+		conns = append(conns, c)
+	}
+	n.mu.Unlock()
+	var err error
+	if ln != nil {
+		err = ln.Close()
+	}
+	for _, c := range conns {
+		c.close()
+	}
+	n.connWG.Wait()
+	return err
+}
+
+// Restart brings a stopped node back on its address and port.
+func (n *Node) Restart() error {
+	n.mu.Lock()
+	if !n.stopped {
+		n.mu.Unlock()
+		return errors.New("sim: node " + n.m.ip + " is running")
+	}
+	n.mu.Unlock()
+	select {
+	case <-n.c.done:
+		return errors.New("sim: cluster is closed")
+	default:
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(n.listenIP(), fmt.Sprint(n.c.port)))
+	if err != nil {
+		return fmt.Errorf("sim: restart %s: %w", n.m.ip, err)
+	}
+	n.serve(ln)
+	return nil
+}
+
+func (n *Node) listenIP() string {
+	if n.m.listen != "" {
+		return n.m.listen
+	}
+	return n.m.ip
+}
+
+// Running reports whether the node accepts connections.
+func (n *Node) Running() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return !n.stopped
+}
+
+func (n *Node) shutdown() error {
+	var err error
+	n.mu.Lock()
+	stopped := n.stopped
+	n.mu.Unlock()
+	if !stopped {
+		err = n.Stop()
+	}
+	n.mu.Lock()
+	admin := n.admin
+	n.admin = nil
+	n.mu.Unlock()
+	if admin != nil {
+		if cerr := admin.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	return err
+}

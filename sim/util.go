@@ -1,0 +1,5 @@
+package sim
+
+import "runtime"
+
+func runtimeGosched() { runtime.Gosched() }
