@@ -162,19 +162,22 @@ func (n *Node) setWorkers(w int) {
 	}
 }
 
+// worker serves the FIFO queue. Service is timed on a per-worker virtual
+// clock: a request starts at max(its arrival, the worker's previous virtual
+// completion, the end of a pause) and completes st later; the worker sleeps
+// until that instant. Timer overshoot (about 1 ms on Linux) therefore delays
+// single responses but never accumulates, so the node's rate stays mu.
 func (n *Node) worker(seed uint64) {
 	defer n.c.wg.Done()
 	r := rng{s: splitmix(seed) | 1}
-	var timer *time.Timer
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
 	sleep := func(d time.Duration) bool {
 		if d <= 0 {
 			return true
 		}
-		if timer == nil {
-			timer = time.NewTimer(d)
-		} else {
-			timer.Reset(d)
-		}
+		timer.Reset(d)
 		select {
 		case <-timer.C:
 			return true
@@ -182,6 +185,7 @@ func (n *Node) worker(seed uint64) {
 			return false
 		}
 	}
+	var vt time.Time // virtual completion time of the previous request
 	for {
 		var req *request
 		select {
@@ -193,24 +197,41 @@ func (n *Node) worker(seed uint64) {
 		}
 		n.waiting.Add(-1)
 		n.inService.Add(1)
-		if !n.waitPause(sleep) {
+		paused, ok := n.waitPause(sleep)
+		if !ok {
 			return
 		}
 		ms := n.model.Load()
 		var st time.Duration
 		if !ms.ZeroService {
-			st = time.Duration(float64(ms.meanService(time.Now())) * r.exp())
-			if !sleep(st) || !n.waitPause(sleep) {
+			start := req.enq
+			if vt.After(start) {
+				start = vt
+			}
+			now := time.Now()
+			if paused && now.After(start) {
+				start = now
+			}
+			st = time.Duration(float64(ms.meanService(start)) * r.exp())
+			end := start.Add(st)
+			if !sleep(time.Until(end)) {
 				return
 			}
+			if paused, ok = n.waitPause(sleep); !ok {
+				return
+			} else if paused {
+				end = time.Now()
+			}
+			vt = end
 		}
 		n.complete(req, st)
 		n.inService.Add(-1)
 	}
 }
 
-// waitPause blocks while a one-off or periodic pause is in force.
-func (n *Node) waitPause(sleep func(time.Duration) bool) bool {
+// waitPause blocks while a one-off or periodic pause is in force; paused
+// reports whether it waited, ok is false when the cluster closed.
+func (n *Node) waitPause(sleep func(time.Duration) bool) (paused, ok bool) {
 	for {
 		now := time.Now()
 		end := time.Unix(0, n.pauseUntil.Load())
@@ -218,18 +239,22 @@ func (n *Node) waitPause(sleep func(time.Duration) bool) bool {
 			end = pe
 		}
 		if !end.After(now) {
-			return true
+			return paused, true
 		}
+		paused = true
 		if !sleep(end.Sub(now)) {
-			return false
+			return paused, false
 		}
 	}
 }
 
-// admit decides injected errors and enqueues a data request. It returns
-// false when the request was answered at once.
+// admit decides injected errors and enqueues a data request; overloaded
+// and unavailable errors are answered at once, read timeouts after service.
 func (n *Node) admit(req *request) {
 	ms := n.model.Load()
+	if !ms.ZeroService {
+		req.enq = time.Now()
+	}
 	if ms.ErrorRate > 0 {
 		n.admRng.Lock()
 		hit := n.admRng.r.float() < ms.ErrorRate
@@ -259,7 +284,8 @@ func (n *Node) admit(req *request) {
 func (n *Node) complete(req *request, st time.Duration) {
 	var payload map[string][]byte
 	if n.c.feedback && req.version >= 4 {
-		payload = feedbackPayload(uint64(n.waiting.Load()+n.inService.Load()), uint64(st/time.Microsecond))
+		// outstanding requests besides this one
+		payload = feedbackPayload(uint64(n.waiting.Load()+n.inService.Load()-1), uint64(st/time.Microsecond))
 	}
 	if req.injectRT {
 		n.errors.Add(1)

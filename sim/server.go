@@ -27,6 +27,7 @@ type conn struct {
 	closeOnce  sync.Once
 	keyspace   atomic.Pointer[string]
 	registered atomic.Uint32 // bitmask of registered event types
+	version    atomic.Uint32 // protocol version of the last request
 	wg         sync.WaitGroup
 }
 
@@ -156,6 +157,7 @@ func (c *conn) readLoop() {
 			c.drainAndClose()
 			return
 		}
+		c.version.Store(uint32(hdr.Version))
 		c.handle(uint8(hdr.Version), hdr.StreamId, body.Message)
 	}
 }
@@ -203,5 +205,5 @@ func (c *conn) pushEvent(mask uint32, ev message.Message) {
 	if c.registered.Load()&mask == 0 {
 		return
 	}
-	c.sendMsg(4, -1, ev, nil)
+	c.sendMsg(uint8(c.version.Load()), -1, ev, nil)
 }
