@@ -14,7 +14,7 @@ import (
 // sessionOn returns a session that only sends queries to host ip.
 func sessionOn(t *testing.T, c *Cluster, ks, ip string) *gocql.Session {
 	t.Helper()
-	cl := gocql.NewCluster(c.Hosts()...)
+	cl := gocql.NewCluster(ip) // contact point and only queried host
 	cl.Port = c.Port()
 	cl.Keyspace = ks
 	cl.HostFilter = gocql.WhiteListHostFilter(ip)

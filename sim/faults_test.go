@@ -49,7 +49,7 @@ func latencies(t *testing.T, s *gocql.Session, key string, n, conc int) []time.D
 }
 
 // oneNode starts a 1-node cluster with a row "k" and a session on it.
-func oneNode(t *testing.T, m ServiceModel, feedback bool) (*Cluster, *gocql.Session) {
+func oneNode(t testing.TB, m ServiceModel, feedback bool) (*Cluster, *gocql.Session) {
 	c := startCluster(t, Config{Nodes: 1, Model: m, Feedback: feedback})
 	createYCSB(t, c, "ycsb", "{'class':'SimpleStrategy','replication_factor':1}", 1)
 	s := newSession(t, c, "ycsb", true)

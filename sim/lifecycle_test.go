@@ -1,0 +1,223 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"runtime"
+	"runtime/pprof"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gocql/gocql"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// simGoroutines returns the stacks of goroutines running simulator code.
+func simGoroutines() []string {
+	var b bytes.Buffer
+	_ = pprof.Lookup("goroutine").WriteTo(&b, 2)
+	var out []string
+	for _, g := range strings.Split(b.String(), "\n\n") {
+		if strings.Contains(g, "tailroute/sim.(*") || strings.Contains(g, "tailroute/sim.Start") ||
+			strings.Contains(g, "net/http.(*Server).Serve") {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+func TestNoGoroutineLeakAfterClose(t *testing.T) {
+	before := runtime.NumGoroutine()
+	ctx := context.Background()
+	c, err := Start(ctx, Config{Nodes: 3, AdminHTTP: true, Model: ServiceModel{Workers: 8, MeanService: time.Millisecond}})
+	require.NoError(t, err)
+	cl := gocql.NewCluster(c.Hosts()...)
+	cl.Port = c.Port()
+	s, err := cl.CreateSession()
+	require.NoError(t, err)
+	require.NoError(t, s.Query("CREATE KEYSPACE k WITH replication = {'class':'SimpleStrategy','replication_factor':2}").Exec())
+	require.NoError(t, s.Query("CREATE TABLE k.usertable (y_id text PRIMARY KEY, field0 text)").Exec())
+	for i := 0; i < 50; i++ {
+		require.NoError(t, s.Query("INSERT INTO k.usertable (y_id, field0) VALUES (?, ?)", fmt.Sprint(i), "v").Exec())
+	}
+	c.Nodes()[0].Pause(time.Hour) // a worker blocked in a pause must still exit
+	queryDone := make(chan error, 1)
+	go func() { queryDone <- s.Query("SELECT * FROM k.usertable WHERE y_id = '1'").Exec() }()
+	require.Eventually(t, func() bool { return c.Nodes()[0].Stats().InFlight+c.Nodes()[1].Stats().InFlight+c.Nodes()[2].Stats().InFlight > 0 || len(queryDone) > 0 },
+		5*time.Second, time.Millisecond)
+	require.NotEmpty(t, simGoroutines())
+	closeStart := time.Now()
+	require.NoError(t, c.Close()) // close the cluster under a live session and a paused node
+	assert.Less(t, time.Since(closeStart), 5*time.Second, "Close does not wait for pauses")
+	select {
+	case <-queryDone: // failed or succeeded on another replica; it must not hang
+	case <-time.After(15 * time.Second):
+		t.Fatal("query still pending 15 s after Close")
+	}
+	s.Close()
+	assert.Empty(t, simGoroutines(), "simulator goroutines left after Close")
+	// poll in this goroutine (assert.Eventually would add goroutines of its own)
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if runtime.NumGoroutine() > before {
+		var b bytes.Buffer
+		_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
+		t.Errorf("goroutines: before %d, now %d:\n%s", before, runtime.NumGoroutine(), b.String())
+	}
+	// listeners are closed
+	_, err = net.DialTimeout("tcp", net.JoinHostPort(c.Hosts()[0], fmt.Sprint(c.Port())), time.Second)
+	assert.Error(t, err)
+	require.NoError(t, c.Close(), "Close is idempotent")
+}
+
+func TestStopRestartNode(t *testing.T) {
+	c := startCluster(t, Config{Nodes: 3, Model: ServiceModel{ZeroService: true}})
+	createYCSB(t, c, "ycsb", "{'class':'SimpleStrategy','replication_factor':3}", 1)
+	s := newSession(t, c, "ycsb", true)
+	require.NoError(t, s.Query("INSERT INTO usertable (y_id, field0) VALUES ('a', 'b')").Exec())
+	n := c.Node(c.Hosts()[1])
+	require.NoError(t, n.Stop())
+	assert.Error(t, n.Stop(), "already stopped")
+	assert.False(t, n.Running())
+	_, err := net.DialTimeout("tcp", net.JoinHostPort(n.IP(), fmt.Sprint(c.Port())), time.Second)
+	assert.Error(t, err, "listener closed")
+	// the driver fails over to the other replicas
+	for i := 0; i < 20; i++ {
+		var f string
+		require.NoError(t, s.Query("SELECT field0 FROM usertable WHERE y_id = 'a'").Scan(&f))
+		assert.Equal(t, "b", f)
+	}
+	require.NoError(t, n.Restart())
+	assert.True(t, n.Running())
+	on := sessionOn(t, c, "ycsb", n.IP())
+	var f string
+	require.NoError(t, on.Query("SELECT field0 FROM usertable WHERE y_id = 'a'").Scan(&f))
+	assert.Equal(t, "b", f, "data kept across restart")
+}
+
+func TestAdminHTTP(t *testing.T) {
+	c := startCluster(t, Config{Nodes: 2, AdminHTTP: true})
+	n := c.Nodes()[1]
+	addr := n.AdminAddr()
+	require.NotEmpty(t, addr)
+	assert.True(t, strings.HasPrefix(addr, n.IP()+":"), "admin endpoint on the node's own address: %s", addr)
+	base := "http://" + addr
+	post := func(path, body string) (int, map[string]any) {
+		resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var m map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&m))
+		return resp.StatusCode, m
+	}
+	code, m := post("/model", `{"Slowdown": 5, "MeanService": "2ms", "FluctuationInterval": "50ms"}`)
+	require.Equal(t, 200, code, m)
+	assert.Equal(t, 5.0, n.Model().Slowdown)
+	assert.Equal(t, 2*time.Millisecond, n.Model().MeanService)
+	assert.Equal(t, 50*time.Millisecond, n.Model().FluctuationInterval)
+	assert.Equal(t, 4, n.Model().Workers, "untouched fields keep their value")
+
+	code, m = post("/model", `{"Workers": -1}`)
+	assert.Equal(t, 400, code)
+	assert.Contains(t, m["error"], "Workers = -1")
+	code, m = post("/model", `{"MeanService": "fast"}`)
+	assert.Equal(t, 400, code)
+	assert.Contains(t, m["error"], "MeanService")
+	code, _ = post("/model", `{"NoSuchField": 1}`)
+	assert.Equal(t, 400, code)
+
+	code, _ = post("/pause?for=200ms", "")
+	assert.Equal(t, 200, code)
+	code, m = post("/pause?for=-1s", "")
+	assert.Equal(t, 400, code)
+	assert.Contains(t, m["error"], "-1s")
+
+	resp, err := http.Get(base + "/stats")
+	require.NoError(t, err)
+	var st AdminStats
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&st))
+	resp.Body.Close()
+	assert.Equal(t, n.IP(), st.IP)
+	assert.Equal(t, "dc1", st.DC)
+	assert.Equal(t, 100, st.WindowMillis)
+	assert.Equal(t, "2ms", *st.Model.MeanService)
+	assert.NotEmpty(t, st.Windows)
+
+	code, _ = post("/stop", "")
+	assert.Equal(t, 200, code)
+	assert.False(t, n.Running())
+	code, _ = post("/restart", "")
+	assert.Equal(t, 200, code)
+	assert.True(t, n.Running())
+}
+
+func TestConfigValidation(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Nodes: 65}, "Config.Nodes = 65, allowed 1..64"},
+		{Config{Nodes: -1}, "Config.Nodes = -1"},
+		{Config{Nodes: 2, DCs: 3}, "Config.DCs = 3"},
+		{Config{VNodes: 1000}, "Config.VNodes = 1000"},
+		{Config{FirstIP: "localhost"}, `Config.FirstIP = "localhost"`},
+		{Config{FirstIP: "127.255.255.255", Nodes: 2}, "leaves the /8"},
+		{Config{Port: 70000}, "Config.Port = 70000"},
+		{Config{Model: ServiceModel{Slowdown: -2}}, "Slowdown = -2"},
+		{Config{Model: ServiceModel{ErrorRate: 1.5}}, "ErrorRate = 1.5"},
+		{Config{Model: ServiceModel{ErrorRate: 0.1, InjectedError: "boom"}}, `InjectedError = "boom"`},
+		{Config{Model: ServiceModel{PauseEvery: time.Second, PauseFor: 2 * time.Second}}, "PauseFor = 2s"},
+		{Config{Model: ServiceModel{MeanService: -time.Second}}, "MeanService = -1s"},
+		{Config{Model: ServiceModel{FluctuationD: 0.5}}, "FluctuationD = 0.5"},
+	}
+	for _, tc := range cases {
+		c, err := Start(ctx, tc.cfg)
+		if c != nil {
+			c.Close()
+		}
+		require.Error(t, err, "%+v", tc.cfg)
+		assert.Contains(t, err.Error(), tc.want)
+	}
+	c := startCluster(t, Config{Nodes: 1})
+	err := c.Nodes()[0].SetModel(ServiceModel{Workers: 2000})
+	assert.ErrorContains(t, err, "Workers = 2000, allowed 1..1024")
+	assert.Equal(t, 4, c.Nodes()[0].Model().Workers, "rejected model not installed")
+}
+
+func TestPortZeroPicksSamePortOnAllNodes(t *testing.T) {
+	a := startCluster(t, Config{Nodes: 3})
+	b := startCluster(t, Config{Nodes: 3})
+	assert.NotEqual(t, a.Port(), b.Port())
+	for _, c := range []*Cluster{a, b} {
+		for _, ip := range c.Hosts() {
+			conn, err := net.DialTimeout("tcp", net.JoinHostPort(ip, fmt.Sprint(c.Port())), time.Second)
+			require.NoError(t, err)
+			conn.Close()
+		}
+	}
+	// an explicit busy port is reported
+	_, err := Start(context.Background(), Config{Nodes: 1, Port: a.Port()})
+	assert.ErrorContains(t, err, fmt.Sprintf("port %d", a.Port()))
+}
+
+func TestTopologyAssignment(t *testing.T) {
+	c := startCluster(t, Config{Nodes: 6, DCs: 2, Racks: 3, FirstIP: "127.0.0.10"})
+	assert.Equal(t, []string{"127.0.0.10", "127.0.0.11", "127.0.0.12", "127.0.0.13", "127.0.0.14", "127.0.0.15"}, c.Hosts())
+	var got []string
+	for _, n := range c.Nodes() {
+		got = append(got, n.DC()+"/"+n.Rack())
+		require.Len(t, n.Tokens(), 1)
+	}
+	assert.Equal(t, []string{"dc1/rack1", "dc2/rack1", "dc1/rack2", "dc2/rack2", "dc1/rack3", "dc2/rack3"}, got)
+	assert.Nil(t, c.Node("127.0.0.1"))
+	assert.NotNil(t, c.Node("127.0.0.12"))
+}
