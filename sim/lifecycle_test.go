@@ -49,7 +49,9 @@ func TestNoGoroutineLeakAfterClose(t *testing.T) {
 	c.Nodes()[0].Pause(time.Hour) // a worker blocked in a pause must still exit
 	queryDone := make(chan error, 1)
 	go func() { queryDone <- s.Query("SELECT * FROM k.usertable WHERE y_id = '1'").Exec() }()
-	require.Eventually(t, func() bool { return c.Nodes()[0].Stats().InFlight+c.Nodes()[1].Stats().InFlight+c.Nodes()[2].Stats().InFlight > 0 || len(queryDone) > 0 },
+	require.Eventually(t, func() bool {
+		return c.Nodes()[0].Stats().InFlight+c.Nodes()[1].Stats().InFlight+c.Nodes()[2].Stats().InFlight > 0 || len(queryDone) > 0
+	},
 		5*time.Second, time.Millisecond)
 	require.NotEmpty(t, simGoroutines())
 	closeStart := time.Now()
