@@ -84,8 +84,9 @@ func (r *Report) LatencySeriesPlot() *plot.Plot {
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	p.Legend.Top = true
-	var args []any
-	for _, res := range r.Results {
+	p.Legend.Left = true
+	lines := 0
+	for i, res := range r.Results {
 		var p50, p99 plotter.XYs
 		for _, s := range res.Series {
 			if s.Operations == 0 || s.P50Us <= 0 {
@@ -95,14 +96,27 @@ func (r *Report) LatencySeriesPlot() *plot.Plot {
 			p50 = append(p50, plotter.XY{X: x, Y: float64(s.P50Us) / 1000})
 			p99 = append(p99, plotter.XY{X: x, Y: float64(s.P99Us) / 1000})
 		}
-		if len(p50) > 1 {
-			args = append(args, res.Policy+" p50", p50, res.Policy+" p99", p99)
+		if len(p50) < 2 {
+			continue
+		}
+		for j, xys := range []plotter.XYs{p50, p99} {
+			l, err := plotter.NewLine(xys)
+			if err != nil {
+				continue
+			}
+			l.Color = plotutil.Color(i)
+			l.Width = vg.Points(1.2)
+			name := res.Policy + " p50"
+			if j == 1 {
+				l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+				name = res.Policy + " p99"
+			}
+			p.Add(l)
+			p.Legend.Add(name, l)
+			lines++
 		}
 	}
-	if len(args) == 0 {
-		return nil
-	}
-	if err := plotutil.AddLines(p, args...); err != nil {
+	if lines == 0 {
 		return nil
 	}
 	return p
