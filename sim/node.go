@@ -8,6 +8,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
 )
 
 // NodeStats is a snapshot of a node's counters.
@@ -292,7 +295,7 @@ func (n *Node) complete(req *request, st time.Duration) {
 		req.c.sendMsg(req.version, req.stream, injectedError("read_timeout"), payload)
 		return
 	}
-	msg := n.execData(req.bound)
+	msg := n.execDataSafe(req.bound)
 	if isErrorMsg(msg) {
 		n.errors.Add(1)
 	} else {
@@ -300,6 +303,15 @@ func (n *Node) complete(req *request, st time.Duration) {
 		n.windows.inc(time.Now())
 	}
 	req.c.sendMsg(req.version, req.stream, msg, payload)
+}
+
+func (n *Node) execDataSafe(b *boundStmt) (msg message.Message) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg = &message.ServerError{ErrorMessage: fmt.Sprintf("sim: internal error: %v", r)}
+		}
+	}()
+	return n.execData(b)
 }
 
 // serve starts the accept loop on ln.
@@ -367,7 +379,12 @@ func (n *Node) Stop() error {
 		c.close()
 	}
 	n.connWG.Wait()
+	n.c.broadcast(evStatus, n.statusEvent(primitive.StatusChangeTypeDown))
 	return err
+}
+
+func (n *Node) statusEvent(t primitive.StatusChangeType) message.Message {
+	return &message.StatusChangeEvent{ChangeType: t, Address: &primitive.Inet{Addr: ipv4(n.m.ip), Port: int32(n.c.port)}}
 }
 
 // Restart brings a stopped node back on its address and port.
@@ -388,6 +405,7 @@ func (n *Node) Restart() error {
 		return fmt.Errorf("sim: restart %s: %w", n.m.ip, err)
 	}
 	n.serve(ln)
+	n.c.broadcast(evStatus, n.statusEvent(primitive.StatusChangeTypeUp))
 	return nil
 }
 

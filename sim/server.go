@@ -79,6 +79,13 @@ func (c *conn) writeLoop() {
 			return
 		}
 		for {
+			if b == nil { // drainAndClose sentinel
+				bw.Flush()
+				if tc, ok := c.nc.(*net.TCPConn); ok {
+					tc.CloseWrite()
+				}
+				return
+			}
 			_, err := bw.Write(b.Bytes())
 			b.Reset()
 			bufPool.Put(b)
@@ -124,55 +131,73 @@ func (c *conn) sendMsg(version uint8, stream int16, msg message.Message, payload
 
 func (c *conn) readLoop() {
 	defer c.wg.Done()
-	defer c.close()
+	draining := false
+	defer func() {
+		if !draining { // else the writer closes after flushing
+			c.close()
+		}
+	}()
 	br := bufio.NewReaderSize(c.nc, 32<<10)
 	for {
 		hdr, err := codec.DecodeHeader(br)
 		if err != nil {
 			var pv *frame.ProtocolVersionErr
-			if errors.As(err, &pv) {
-				v := uint8(pv.Version)
-				if v > 4 || v < 3 {
-					v = 4
-				}
-				if pv.Version >= 3 && pv.Version <= 5 {
-					v = uint8(min(int(pv.Version), 4))
-				}
-				c.sendMsg(v, 0, &message.ProtocolError{ErrorMessage: fmt.Sprintf(
-					"Invalid or unsupported protocol version (%d); supported versions are (3/v3, 4/v4)", pv.Version)}, nil)
-				// give the writer a chance to flush, then drop the connection
+			if !errors.As(err, &pv) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, net.ErrClosed) {
+				// a malformed header (e.g. unknown opcode): answer, then drop the connection
+				c.sendMsg(4, 0, &message.ProtocolError{ErrorMessage: "sim: cannot decode frame header: " + err.Error()}, nil)
 				c.drainAndClose()
+				draining = true
+				return
+			}
+			if pv != nil {
+				c.sendMsg(uint8(min(max(pv.Version, 3), 4)), 0, &message.ProtocolError{ErrorMessage: fmt.Sprintf(
+					"Invalid or unsupported protocol version (%d); supported versions are (3/v3, 4/v4)", pv.Version)}, nil)
+				c.drainAndClose()
+				draining = true
 			}
 			return
 		}
 		if hdr.Version < primitive.ProtocolVersion3 || hdr.Version > primitive.ProtocolVersion4 {
+			_ = codec.DiscardBody(hdr, br)
 			c.sendMsg(uint8(min(max(hdr.Version, 3), 4)), hdr.StreamId, &message.ProtocolError{ErrorMessage: fmt.Sprintf(
 				"Invalid or unsupported protocol version (%d); supported versions are (3/v3, 4/v4)", hdr.Version)}, nil)
 			c.drainAndClose()
+			draining = true
 			return
 		}
-		body, err := codec.DecodeBody(hdr, io.LimitReader(br, int64(hdr.BodyLength)))
+		raw, err := codec.DecodeRawBody(hdr, br)
 		if err != nil {
-			c.sendMsg(uint8(hdr.Version), hdr.StreamId, &message.ProtocolError{ErrorMessage: "cannot decode request: " + err.Error()}, nil)
-			c.drainAndClose()
 			return
+		}
+		body, err := codec.DecodeBody(hdr, bytes.NewReader(raw))
+		if err != nil {
+			// the stream stays in sync: answer and go on
+			c.sendMsg(uint8(hdr.Version), hdr.StreamId, &message.ProtocolError{ErrorMessage: "cannot decode request: " + err.Error()}, nil)
+			continue
 		}
 		c.version.Store(uint32(hdr.Version))
-		c.handle(uint8(hdr.Version), hdr.StreamId, body.Message)
+		c.handleSafe(uint8(hdr.Version), hdr.StreamId, body.Message)
 	}
 }
 
-func (c *conn) drainAndClose() {
-	// Let the writer flush queued responses before closing.
-	for i := 0; i < 100 && len(c.out) > 0; i++ {
-		select {
-		case <-c.closed:
-			return
-		default:
+// handleSafe answers a request, turning a simulator bug into a ServerError
+// instead of a crash or a silent drop.
+func (c *conn) handleSafe(version uint8, stream int16, msg message.Message) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.sendMsg(version, stream, &message.ServerError{ErrorMessage: fmt.Sprintf("sim: internal error: %v", r)}, nil)
 		}
-		runtimeGosched()
+	}()
+	c.handle(version, stream, msg)
+}
+
+// drainAndClose makes the writer flush every queued response and then close
+// the connection (used after a fatal protocol error).
+func (c *conn) drainAndClose() {
+	select {
+	case c.out <- nil:
+	case <-c.closed:
 	}
-	c.close()
 }
 
 func feedbackPayload(q, stMicros uint64) map[string][]byte {

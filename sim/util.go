@@ -1,5 +1,0 @@
-package sim
-
-import "runtime"
-
-func runtimeGosched() { runtime.Gosched() }
