@@ -223,12 +223,17 @@ func parseStatement(src string) (st *statement, err error) {
 	return st, nil
 }
 
-func (ps *parser) peek() token { return ps.toks[ps.p] }
-func (ps *parser) next() token {
-	t := ps.toks[ps.p]
-	if t.kind != tkEOF {
-		ps.p++
+func (ps *parser) peek() token {
+	if ps.p >= len(ps.toks) {
+		return ps.toks[len(ps.toks)-1] // EOF
 	}
+	return ps.toks[ps.p]
+}
+
+// next returns the next token and always advances, so that p-- undoes it.
+func (ps *parser) next() token {
+	t := ps.peek()
+	ps.p++
 	return t
 }
 
@@ -372,7 +377,9 @@ func (ps *parser) selectStmt() *statement {
 	} else if ps.isKw("count") {
 		ps.next()
 		ps.expect("(")
-		if !ps.accept("*") && !ps.accept("1") {
+		if ps.peek().kind == tkNumber {
+			ps.next()
+		} else if !ps.accept("*") {
 			ps.ident()
 		}
 		ps.expect(")")
@@ -404,7 +411,7 @@ func (ps *parser) relations() []relation {
 	var rels []relation
 	for {
 		var r relation
-		if ps.isKw("token") && ps.toks[ps.p+1].text == "(" {
+		if ps.isKw("token") && ps.p+1 < len(ps.toks) && ps.toks[ps.p+1].text == "(" {
 			ps.next()
 			ps.expect("(")
 			r.col = ps.ident()
@@ -641,7 +648,7 @@ func (ps *parser) createTable() *statement {
 	if ps.accept("with") {
 		// Table options are accepted and ignored.
 		depth := 0
-		for ps.peek().kind != tkEOF && !(depth == 0 && ps.isKw(";")) {
+		for ps.peek().kind != tkEOF && !(depth <= 0 && ps.isKw(";")) {
 			t := ps.next()
 			if t.text == "{" || t.text == "(" {
 				depth++
