@@ -58,15 +58,19 @@ func oneNode(t testing.TB, m ServiceModel, feedback bool) (*Cluster, *gocql.Sess
 }
 
 func TestSlowdownRaisesMedianLatency(t *testing.T) {
-	c, s := oneNode(t, ServiceModel{Workers: 4, MeanService: 4 * time.Millisecond}, false)
-	base := latencies(t, s, "k", 120, 4) // concurrency = W: no queueing
-	require.NoError(t, c.Nodes()[0].SetModel(ServiceModel{Workers: 4, MeanService: 4 * time.Millisecond, Slowdown: 5}))
-	slow := latencies(t, s, "k", 120, 4)
+	// 1/mu = 8 ms: the exponential median is 5.5 ms, 27.7 ms with slowdown 5,
+	// so the 3x bound holds unless client overhead exceeds ~5 ms per request.
+	m := ServiceModel{Workers: 4, MeanService: 8 * time.Millisecond}
+	c, s := oneNode(t, m, false)
+	base := latencies(t, s, "k", 100, 4) // concurrency = W: no queueing
+	m.Slowdown = 5
+	require.NoError(t, c.Nodes()[0].SetModel(m))
+	slow := latencies(t, s, "k", 100, 4)
 	mb, ms := base[len(base)/2], slow[len(slow)/2]
 	t.Logf("median base %v, slowdown 5x %v (ratio %.2f)", mb, ms, float64(ms)/float64(mb))
 	assert.GreaterOrEqual(t, float64(ms), 3*float64(mb))
 	_, st := c.Nodes()[0].Oracle()
-	assert.Equal(t, 20*time.Millisecond, st, "oracle reports the slowed mean service time")
+	assert.Equal(t, 40*time.Millisecond, st, "oracle reports the slowed mean service time")
 }
 
 func TestPauseDelaysQueuedRequests(t *testing.T) {
@@ -217,4 +221,45 @@ func TestStatsWindowsCountServedRequests(t *testing.T) {
 	assert.Equal(t, st.Served, sum)
 	assert.Equal(t, 0, st.QueueLen)
 	assert.Equal(t, 0, st.InFlight)
+}
+
+func TestWorkersChangeAtRunTime(t *testing.T) {
+	c, s := oneNode(t, ServiceModel{Workers: 4, MeanService: 20 * time.Millisecond}, false)
+	n := c.Nodes()[0]
+	// W goes down and up again; the node must end with exactly the last W
+	for _, w := range []int{1, 3, 1, 2} {
+		require.NoError(t, n.SetModel(ServiceModel{Workers: w, MeanService: 20 * time.Millisecond}))
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	maxInService := 0
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			st := n.Stats()
+			mu.Lock()
+			maxInService = max(maxInService, st.InFlight-st.QueueLen)
+			mu.Unlock()
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	for i := 0; i < 12; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var f string
+			assert.NoError(t, s.Query("SELECT field0 FROM usertable WHERE y_id = ?", "k").Scan(&f))
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.LessOrEqual(t, maxInService, 2, "never more than W=2 requests in service")
+	assert.Equal(t, 2, maxInService, "W=2 workers busy under load")
 }

@@ -42,10 +42,11 @@ type Node struct {
 	seed  uint64
 
 	queue      chan *request
-	quit       chan struct{} // one token per worker to retire
 	workersMu  sync.Mutex
-	workers    int
-	pauseUntil atomic.Int64 // unix nanos of the end of a one-off pause
+	spawned    int                           // worker goroutines started (ids 0..spawned-1)
+	target     atomic.Int32                  // W: workers with id >= target stay idle
+	changed    atomic.Pointer[chan struct{}] // closed and replaced when target changes
+	pauseUntil atomic.Int64                  // unix nanos of the end of a one-off pause
 
 	waiting   atomic.Int64
 	inService atomic.Int64
@@ -72,7 +73,7 @@ const queueCap = 1 << 16
 
 func newNode(c *Cluster, m *member, model ServiceModel, seed uint64) *Node {
 	n := &Node{c: c, m: m, store: newStore(), seed: seed | 1,
-		queue: make(chan *request, queueCap), quit: make(chan struct{}, 1024), conns: map[*conn]struct{}{}}
+		queue: make(chan *request, queueCap), conns: map[*conn]struct{}{}}
 	m.node = n
 	n.windows.start = c.start
 	n.admRng.r.s = splitmix(seed) | 1
@@ -151,17 +152,20 @@ func (n *Node) Oracle() (queueLen int, serviceTime time.Duration) {
 	return int(n.waiting.Load() + n.inService.Load()), n.model.Load().meanService(time.Now())
 }
 
+// setWorkers sets W. Worker goroutines are never retired before Close:
+// those with an id >= W just stay idle, so W can go up and down freely.
 func (n *Node) setWorkers(w int) {
 	n.workersMu.Lock()
 	defer n.workersMu.Unlock()
-	for n.workers < w {
-		n.workers++
+	for n.spawned < w {
 		n.c.wg.Add(1)
-		go n.worker(n.seed + uint64(n.workers)*0x632be59bd9b4e019)
+		go n.worker(n.spawned, n.seed+uint64(n.spawned+1)*0x632be59bd9b4e019)
+		n.spawned++
 	}
-	for n.workers > w {
-		n.workers--
-		n.quit <- struct{}{}
+	n.target.Store(int32(w))
+	ch := make(chan struct{})
+	if old := n.changed.Swap(&ch); old != nil {
+		close(*old)
 	}
 }
 
@@ -170,7 +174,7 @@ func (n *Node) setWorkers(w int) {
 // completion, the end of a pause) and completes st later; the worker sleeps
 // until that instant. Timer overshoot (about 1 ms on Linux) therefore delays
 // single responses but never accumulates, so the node's rate stays mu.
-func (n *Node) worker(seed uint64) {
+func (n *Node) worker(id int, seed uint64) {
 	defer n.c.wg.Done()
 	r := rng{s: splitmix(seed) | 1}
 	timer := time.NewTimer(time.Hour)
@@ -191,10 +195,19 @@ func (n *Node) worker(seed uint64) {
 	var vt time.Time // virtual completion time of the previous request
 	for {
 		var req *request
+		changed := *n.changed.Load()
+		if int32(id) >= n.target.Load() {
+			select { // retired: wait for W to change
+			case <-changed:
+				continue
+			case <-n.c.done:
+				return
+			}
+		}
 		select {
 		case req = <-n.queue:
-		case <-n.quit:
-			return
+		case <-changed:
+			continue
 		case <-n.c.done:
 			return
 		}
