@@ -1,0 +1,101 @@
+// Package speculative adds adaptive, budgeted hedged requests to gocql
+// (Dean & Barroso, "The Tail at Scale", CACM 2013: "defer sending a
+// secondary request until the first request has been outstanding for more
+// than the 95th-percentile expected latency for this class of requests").
+//
+// # Use
+//
+//	h, err := speculative.New()                 // p95, clamp [1ms, 500ms], budget 5% over 10s
+//	// or follow our tracker: speculative.New(speculative.WithSource(p.Tracker()))
+//	err = speculative.Wire(cluster, h)          // after policy.Wire, if any
+//	session, err := cluster.CreateSession()
+//	...
+//	h.Stats()                                   // executions, hedges, budget use, current delay
+//
+// Wire is the one line that hedges every query: it wraps the cluster's
+// HostSelectionPolicy (ours, gocql's TokenAwareHostPolicy, RoundRobin...,
+// or gocql's default when none is set) and, with the built-in latency
+// Recorder, installs it as the QueryObserver.
+//
+// # Only idempotent queries are hedged
+//
+// gocql starts speculative attempts only for queries marked idempotent
+// (query_executor.go: "if !qry.IsIdempotent() || sp.Attempts() == 0"),
+// since a hedge may execute a statement twice. Mark queries with
+// session.Query(...).Idempotent(true), or make it the default with
+// cluster.DefaultIdempotence = true (then mark the non-idempotent ones
+// Idempotent(false): counter updates, non-LWW appends, LWT). A batch is
+// idempotent when all its entries are (BatchEntry.Idempotent). Opt a single
+// query out with q.WithContext(speculative.Disable(ctx)).
+//
+// # What gocql v1.7.0 does (query_executor.go), and how this package fits
+//
+//   - Speculative execution is configured per query
+//     (Query.SetSpeculativeExecutionPolicy, Batch.SpeculativeExecutionPolicy);
+//     there is no cluster-wide setting. executeQuery calls the policy's
+//     Pick(qry) first and reads the query's SpeculativeExecutionPolicy right
+//     after, so the wrapped Pick sets it per execution: one extra attempt
+//     when the execution may hedge, none otherwise. Queries that are not
+//     idempotent or opted out are left untouched.
+//   - Delay() is read once per execution (time.NewTicker(sp.Delay())); it
+//     must be > 0. Attempts() is read up to 3 times per execution (the
+//     "== 0" check and each loop test in speculate), so it cannot count or
+//     charge anything; ours is a constant 1 on armed executions.
+//   - The extra attempt starts when the ticker fires, in a new goroutine
+//     running the same retry loop (do) on the same NextHost iterator (made
+//     safe with a mutex): the hedge gets the next host of the policy's
+//     ranking. Retries (RetryNextHost) of either attempt use it too.
+//   - The first attempt to put a result on the channel wins, even an
+//     error; executeQuery then cancels the context of the others.
+//
+// # Hedge delay (adaptive)
+//
+// Delay = the configured quantile (default p95) of the LatencySource,
+// clamped to [MinDelay, MaxDelay] (default [1ms, 500ms]); MaxDelay while
+// the source has no estimate. It is an atomic read; the value is recomputed
+// at most once per refresh interval (default 100ms) by whichever eligible
+// query first notices it is due (compare-and-swap, no lock, no goroutine).
+// Sources: our tracker (cluster-wide quantile), or the Recorder here, a
+// lock-free sliding-window histogram fed by gocql's QueryObserver that
+// records successful attempts and the censored latency of cancelled losers.
+//
+// # Budget
+//
+// At most BudgetFraction (default 5%) of the executions seen over a sliding
+// BudgetWindow (default 10s, 20 buckets) get a hedge. Attempts() can only
+// say whether a hedge MAY fire, so the budget works with reservations: Pick
+// arms an execution only if hedges + reservations + 1 <= fraction x
+// requests in the window; the reservation becomes a charged hedge when the
+// hedge really fires (the wrapped NextHost is asked for the hedge's host)
+// or is given back when the first attempt completes first. When the budget
+// is spent, executions are not armed and no hedge is sent. Two rare races
+// can still send an uncharged-in-advance hedge (counted in
+// Stats.Unreserved and charged when they happen): the first attempt fails,
+// retries on another host, and the retry outlives the delay; or gocql's
+// select picks the ticker at the same instant the first result arrives.
+//
+// # A fast error against a slow success
+//
+// gocql returns whichever attempt finishes first, error or not, and offers
+// no hook to make an error lose. Decisions:
+//   - No self-inflicted errors: an execution is not armed unless at least 2
+//     hosts are up; the hedge never reuses a host of the execution. Stock
+//     gocql with SimpleSpeculativeExecution on a one-host plan sends the
+//     hedge to an empty iterator and returns ErrNoConnections at the delay,
+//     although the first attempt would have succeeded (tested).
+//   - Hedges avoid hosts that returned a host-level error (overloaded,
+//     unavailable, timeouts, connection errors) within ErrorHoldoff
+//     (default 1s); such hosts stay available to retries.
+//   - An error the hedge receives goes through the query's RetryPolicy
+//     inside the hedge attempt: with e.g. SimpleRetryPolicy (RetryNextHost)
+//     an overloaded hedge host is retried on the next host and the user sees
+//     the success. With no RetryPolicy (gocql's default) the hedge's error is
+//     returned to the user if it arrives before the first attempt's success
+//     (tested) — the same as gocql. Configure a RetryPolicy when hedging.
+//   - Corner case: if the first attempt's retries used up every host before
+//     the hedge fires, the hedge finds no host and gocql returns
+//     ErrNoConnections (Stats.NoTarget).
+//
+// The wrapped policy must be the outermost one (it does not implement
+// gocql.HostTierer, so do not use it as a TokenAwareHostPolicy fallback).
+package speculative

@@ -1,0 +1,318 @@
+package speculative
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gocql/gocql"
+)
+
+// LatencySource supplies the recent latency distribution the hedge delay
+// follows. tracker.Tracker implements it; so does Recorder.
+type LatencySource interface {
+	// LatencyQuantile returns the q-quantile of recent latencies; false
+	// when there are too few samples.
+	LatencyQuantile(q float64) (time.Duration, bool)
+}
+
+// Defaults.
+const (
+	DefaultQuantile        = 0.95                   // hedge after the p95 (Tail at Scale)
+	DefaultMinDelay        = time.Millisecond       // ~2 network message delays (Tail at Scale, tied requests)
+	DefaultMaxDelay        = 500 * time.Millisecond // upper clamp; also the delay while no estimate exists
+	DefaultRefreshInterval = 100 * time.Millisecond
+	DefaultBudgetFraction  = 0.05 // at most 5% of requests get a hedge
+	DefaultBudgetWindow    = 10 * time.Second
+	DefaultErrorHoldoff    = time.Second
+)
+
+type config struct {
+	source       LatencySource
+	quantile     float64
+	minDelay     time.Duration
+	maxDelay     time.Duration
+	refresh      time.Duration
+	fraction     float64
+	window       time.Duration
+	errorHoldoff time.Duration
+	now          func() time.Time
+}
+
+// Option configures a Hedger.
+type Option func(*config) error
+
+// WithSource sets the latency source the hedge delay follows, e.g. the
+// tracker of our policy package (p.Tracker()). Default: a Recorder the
+// Hedger owns, which Wire installs as the cluster's QueryObserver.
+func WithSource(s LatencySource) Option {
+	return func(c *config) error {
+		if s == nil {
+			return fmt.Errorf("speculative: Source = nil, want a LatencySource")
+		}
+		c.source = s
+		return nil
+	}
+}
+
+// WithQuantile sets which latency quantile the hedge delay follows; default
+// 0.95 (p95). Allowed (0, 1).
+func WithQuantile(q float64) Option {
+	return func(c *config) error {
+		if !(q > 0 && q < 1) {
+			return fmt.Errorf("speculative: Quantile = %v, allowed (0, 1) exclusive", q)
+		}
+		c.quantile = q
+		return nil
+	}
+}
+
+// WithDelayBounds clamps the hedge delay to [min, max]; default [1ms,
+// 500ms]. While the source has no estimate the delay is max. Allowed
+// 1µs <= min <= max <= 1h.
+func WithDelayBounds(min, max time.Duration) Option {
+	return func(c *config) error {
+		if min < time.Microsecond || min > time.Hour {
+			return fmt.Errorf("speculative: MinDelay = %v, allowed 1µs..1h", min)
+		}
+		if max < min || max > time.Hour {
+			return fmt.Errorf("speculative: MaxDelay = %v, allowed MinDelay (%v)..1h", max, min)
+		}
+		c.minDelay, c.maxDelay = min, max
+		return nil
+	}
+}
+
+// WithRefreshInterval sets how often the hedge delay is recomputed from the
+// source; default 100ms. Allowed 1ms..1h.
+func WithRefreshInterval(d time.Duration) Option {
+	return func(c *config) error {
+		if d < time.Millisecond || d > time.Hour {
+			return fmt.Errorf("speculative: RefreshInterval = %v, allowed 1ms..1h", d)
+		}
+		c.refresh = d
+		return nil
+	}
+}
+
+// WithBudget caps hedges to fraction of the requests seen over a sliding
+// window; default 5% over 10s. Allowed fraction [0, 1] (0 = never hedge),
+// window 20ms..24h.
+func WithBudget(fraction float64, window time.Duration) Option {
+	return func(c *config) error {
+		if !(fraction >= 0 && fraction <= 1) {
+			return fmt.Errorf("speculative: BudgetFraction = %v, allowed [0, 1]", fraction)
+		}
+		if window < 20*time.Millisecond || window > 24*time.Hour {
+			return fmt.Errorf("speculative: BudgetWindow = %v, allowed 20ms..24h", window)
+		}
+		c.fraction, c.window = fraction, window
+		return nil
+	}
+}
+
+// WithErrorHoldoff makes hedges skip hosts that returned an error (timeout,
+// overload, connection error...) within d, so a hedge is not sent to a host
+// likely to answer with a fast error that would win the race; default 1s,
+// 0 turns it off. Allowed 0..1h. Such hosts stay available for retries.
+func WithErrorHoldoff(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 || d > time.Hour {
+			return fmt.Errorf("speculative: ErrorHoldoff = %v, allowed 0..1h", d)
+		}
+		c.errorHoldoff = d
+		return nil
+	}
+}
+
+// WithClock injects the clock (tests); default time.Now.
+func WithClock(now func() time.Time) Option {
+	return func(c *config) error {
+		if now == nil {
+			return fmt.Errorf("speculative: Clock = nil, want a func() time.Time")
+		}
+		c.now = now
+		return nil
+	}
+}
+
+// Hedger is an adaptive, budgeted hedged-request controller for gocql
+// (Tail at Scale: "defer sending a secondary request until the first
+// request has been outstanding for more than the 95th-percentile expected
+// latency"). It does nothing by itself: wrap a HostSelectionPolicy with
+// Wrap (or call Wire) to hedge every idempotent query of a session.
+//
+// A Hedger is safe for concurrent use. Share one Hedger between sessions
+// only if they should share one budget.
+type Hedger struct {
+	cfg  config
+	rec  *Recorder // the built-in source, when no WithSource was given
+	base time.Time
+
+	delay       atomic.Int64 // current hedge delay, ns
+	nextRefresh atomic.Int64 // ns since base when the delay is due for a refresh
+
+	budget *budget
+	spec   armedSpec
+
+	hostErr sync.Map // *gocql.HostInfo -> *atomic.Int64: ns since base of the host's last error
+
+	executions, eligible, armed, hedges atomic.Uint64
+	budgetDenied, noTarget, unreserved  atomic.Uint64
+	tooFewHosts                         atomic.Uint64
+}
+
+// New returns a Hedger; a bad option yields an error naming the field, its
+// value and the allowed range.
+func New(opts ...Option) (*Hedger, error) {
+	c := config{
+		quantile:     DefaultQuantile,
+		minDelay:     DefaultMinDelay,
+		maxDelay:     DefaultMaxDelay,
+		refresh:      DefaultRefreshInterval,
+		fraction:     DefaultBudgetFraction,
+		window:       DefaultBudgetWindow,
+		errorHoldoff: DefaultErrorHoldoff,
+		now:          time.Now,
+	}
+	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("speculative: nil Option")
+		}
+		if err := o(&c); err != nil {
+			return nil, err
+		}
+	}
+	h := &Hedger{cfg: c, base: c.now()}
+	if c.source == nil {
+		rec, err := NewRecorder(RecorderConfig{Clock: c.now})
+		if err != nil {
+			return nil, err
+		}
+		h.rec = rec
+		h.cfg.source = rec
+	}
+	h.budget = newBudget(c.fraction, int64(c.window))
+	h.spec.h = h
+	h.delay.Store(int64(c.maxDelay))
+	h.Refresh()
+	return h, nil
+}
+
+// Recorder returns the built-in latency recorder, or nil when the Hedger
+// follows a source given with WithSource.
+func (h *Hedger) Recorder() *Recorder { return h.rec }
+
+func (h *Hedger) nowNs() int64 { return int64(h.cfg.now().Sub(h.base)) }
+
+// Delay returns the current hedge delay: the configured quantile of the
+// source's latencies clamped to [min, max], or max while the source has
+// no estimate.
+func (h *Hedger) Delay() time.Duration { return time.Duration(h.delay.Load()) }
+
+// Refresh recomputes the hedge delay from the source now. The Hedger also
+// does it by itself at most once per refresh interval, on the path of an
+// eligible query (one caller wins a compare-and-swap and does the work).
+func (h *Hedger) Refresh() {
+	h.nextRefresh.Store(h.nowNs() + int64(h.cfg.refresh))
+	h.delay.Store(int64(h.computeDelay()))
+}
+
+func (h *Hedger) computeDelay() time.Duration {
+	d, ok := h.cfg.source.LatencyQuantile(h.cfg.quantile)
+	switch {
+	case !ok:
+		return h.cfg.maxDelay
+	case d < h.cfg.minDelay:
+		return h.cfg.minDelay
+	case d > h.cfg.maxDelay:
+		return h.cfg.maxDelay
+	}
+	return d
+}
+
+func (h *Hedger) maybeRefresh(nowNs int64) {
+	next := h.nextRefresh.Load()
+	if nowNs < next || !h.nextRefresh.CompareAndSwap(next, nowNs+int64(h.cfg.refresh)) {
+		return
+	}
+	h.delay.Store(int64(h.computeDelay()))
+}
+
+// hostError records that host answered with a host-level error now.
+func (h *Hedger) hostError(host *gocql.HostInfo, nowNs int64) {
+	if h.cfg.errorHoldoff <= 0 || host == nil {
+		return
+	}
+	if v, ok := h.hostErr.Load(host); ok {
+		v.(*atomic.Int64).Store(nowNs)
+		return
+	}
+	v := new(atomic.Int64)
+	v.Store(nowNs)
+	if old, loaded := h.hostErr.LoadOrStore(host, v); loaded {
+		old.(*atomic.Int64).Store(nowNs)
+	}
+}
+
+// recentlyFailed reports whether host had a host-level error within the
+// error holdoff.
+func (h *Hedger) recentlyFailed(host *gocql.HostInfo, nowNs int64) bool {
+	if h.cfg.errorHoldoff <= 0 || host == nil {
+		return false
+	}
+	v, ok := h.hostErr.Load(host)
+	return ok && nowNs-v.(*atomic.Int64).Load() < int64(h.cfg.errorHoldoff)
+}
+
+// Stats is a snapshot of the Hedger's counters since it was created.
+type Stats struct {
+	Executions   uint64        // query executions seen by the wrapped policy (Pick calls)
+	Eligible     uint64        // of those, idempotent and not opted out with Disable
+	Armed        uint64        // of those, allowed to hedge (a budget token was reserved)
+	Hedges       uint64        // hedges that actually fired (extra attempts sent)
+	BudgetDenied uint64        // eligible executions not armed because the budget was spent
+	TooFewHosts  uint64        // eligible executions not armed: fewer than 2 hosts up
+	NoTarget     uint64        // hedges that fired but found no host left (see doc.go)
+	Unreserved   uint64        // hedges that fired after their reservation was released (see doc.go)
+	Delay        time.Duration // current hedge delay
+	// Budget window: requests and hedges counted in the sliding window,
+	// and reservations currently held.
+	WindowRequests, WindowHedges uint64
+	Reserved                     int64
+}
+
+// Stats returns a snapshot of the counters.
+func (h *Hedger) Stats() Stats {
+	r, hd, res := h.budget.window(h.nowNs())
+	return Stats{
+		Executions:     h.executions.Load(),
+		Eligible:       h.eligible.Load(),
+		Armed:          h.armed.Load(),
+		Hedges:         h.hedges.Load(),
+		BudgetDenied:   h.budgetDenied.Load(),
+		TooFewHosts:    h.tooFewHosts.Load(),
+		NoTarget:       h.noTarget.Load(),
+		Unreserved:     h.unreserved.Load(),
+		Delay:          h.Delay(),
+		WindowRequests: r,
+		WindowHedges:   hd,
+		Reserved:       res,
+	}
+}
+
+// armedSpec is the gocql.SpeculativeExecutionPolicy the wrapped policy puts
+// on an armed execution: one extra attempt after the current delay.
+type armedSpec struct{ h *Hedger }
+
+func (s *armedSpec) Attempts() int        { return 1 }
+func (s *armedSpec) Delay() time.Duration { return s.h.Delay() }
+
+// compile-time checks
+var (
+	_ gocql.SpeculativeExecutionPolicy = (*armedSpec)(nil)
+	_ LatencySource                    = (*Recorder)(nil)
+	_ gocql.QueryObserver              = (*Recorder)(nil)
+	_ gocql.BatchObserver              = (*Recorder)(nil)
+)
