@@ -157,15 +157,15 @@ func (n *Node) Oracle() (queueLen int, serviceTime time.Duration) {
 func (n *Node) setWorkers(w int) {
 	n.workersMu.Lock()
 	defer n.workersMu.Unlock()
-	for n.spawned < w {
-		n.c.wg.Add(1)
-		go n.worker(n.spawned, n.seed+uint64(n.spawned+1)*0x632be59bd9b4e019)
-		n.spawned++
-	}
 	n.target.Store(int32(w))
 	ch := make(chan struct{})
 	if old := n.changed.Swap(&ch); old != nil {
 		close(*old)
+	}
+	for n.spawned < w {
+		n.c.wg.Add(1)
+		go n.worker(n.spawned, n.seed+uint64(n.spawned+1)*0x632be59bd9b4e019)
+		n.spawned++
 	}
 }
 
