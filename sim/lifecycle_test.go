@@ -223,3 +223,30 @@ func TestTopologyAssignment(t *testing.T) {
 	assert.Nil(t, c.Node("127.0.0.1"))
 	assert.NotNil(t, c.Node("127.0.0.12"))
 }
+
+// TestRestartedNodeIsUsedAgain checks that a live gocql session routes to a
+// restarted node again promptly (STATUS_CHANGE UP from its peers).
+func TestRestartedNodeIsUsedAgain(t *testing.T) {
+	c := startCluster(t, Config{Nodes: 3, Model: ServiceModel{ZeroService: true}})
+	createYCSB(t, c, "ycsb", "{'class':'SimpleStrategy','replication_factor':1}", 1)
+	s := newSession(t, c, "ycsb", true)
+	n := c.Nodes()[2]
+	var key string
+	for i := 0; ; i++ { // a key whose only replica is n
+		key = fmt.Sprint("k", i)
+		if c.ReplicasFor("ycsb", []byte(key))[0] == n.IP() {
+			break
+		}
+	}
+	require.NoError(t, s.Query("INSERT INTO usertable (y_id, field0) VALUES (?, 'v')", key).Exec())
+	require.NoError(t, n.Stop())
+	// served by a non-replica coordinator, which reads the stopped replica's store in-process
+	var f string
+	require.NoError(t, s.Query("SELECT field0 FROM usertable WHERE y_id = ?", key).Scan(&f))
+	require.NoError(t, n.Restart())
+	before := n.Stats().Served
+	require.Eventually(t, func() bool {
+		_ = s.Query("SELECT field0 FROM usertable WHERE y_id = ?", key).Scan(&f)
+		return n.Stats().Served > before
+	}, 10*time.Second, 50*time.Millisecond, "token-aware routing returns to the restarted replica")
+}
