@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -253,14 +252,4 @@ func (c *Cluster) Close() error {
 		}
 	})
 	return errors.Join(errs...)
-}
-
-// sortedIPs is a helper for stable output.
-func sortedIPs(m map[string]*Node) []string {
-	out := make([]string, 0, len(m))
-	for ip := range m {
-		out = append(out, ip)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"math"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
@@ -499,8 +498,6 @@ func (c *conn) execControl(b *boundStmt) message.Message {
 func (n *Node) selectSystem(b *boundStmt) message.Message {
 	p := b.p
 	t := p.sys
-	var rows [][]byte
-	_ = rows
 	var data message.RowSet
 	limit := math.MaxInt
 	if p.st.limit != nil {
@@ -906,5 +903,3 @@ func (c *Cluster) applyOn(mb *member, m *mutation, ncols int) error {
 	}
 	return c.remoteApply(mb, m)
 }
-
-var _ = strings.TrimSpace
