@@ -1,0 +1,25 @@
+// Package tracker keeps the per-host measurements that drive replica
+// selection: outstanding requests (os_s), EWMAs of response time (R_s), of the
+// server-reported queue size (q_s) and service time (1/mu_s), the time of the
+// last response, rolling response/success buckets with a sticky bucket (as in
+// the success-prioritized fallback cascade), a cheap rolling latency histogram
+// per host and cluster-wide, and the per-host CUBIC rate controller of the C3
+// paper (Algorithm 2, with the sending-rate limiter of Algorithm 1).
+//
+// The package is free of driver types: hosts are keyed by a host ID string and
+// all inputs are plain values, so adapters for other drivers can reuse it.
+// Every hot-path update is a handful of atomic operations on the host's own
+// state; there is no global lock. Time comes from an injectable Clock so that
+// every time-based rule can be tested deterministically (see ManualClock).
+//
+// Which signal drives what (the adapter in package policy feeds these):
+//
+//	Begin (host handed out)   os_s += 1
+//	End   (attempt finished)  os_s -= 1, exactly once per Begin
+//	Observe(latency, outcome) R_s, latency histograms, response/success
+//	                          buckets, last-response time, receive rate,
+//	                          Algorithm 2 (rate adaptation); Cancelled
+//	                          outcomes are ignored completely
+//	Feedback(q, serviceTime)  EWMA q_s and 1/mu_s
+//	ConsumeToken              sending-rate window (Algorithm 1)
+package tracker

@@ -1,0 +1,39 @@
+package tracker
+
+import (
+	"math"
+	"sync/atomic"
+)
+
+// emptyMask makes the zero value of ewma mean "no sample yet": the stored word
+// is the float's bits XOR emptyMask, so a zero word decodes to a NaN marker.
+const emptyMask = 0x7ff8_0000_0000_0001
+
+// ewma is a lock-free exponentially weighted moving average of float64
+// samples. The zero value is empty.
+type ewma struct{ w atomic.Uint64 }
+
+func (e *ewma) add(x, alpha float64) {
+	for {
+		old := e.w.Load()
+		nf := x
+		if old != 0 {
+			of := math.Float64frombits(old ^ emptyMask)
+			nf = of + alpha*(x-of)
+		}
+		if e.w.CompareAndSwap(old, math.Float64bits(nf)^emptyMask) {
+			return
+		}
+	}
+}
+
+// get returns the average and whether any sample was recorded.
+func (e *ewma) get() (float64, bool) {
+	v := e.w.Load()
+	if v == 0 {
+		return 0, false
+	}
+	return math.Float64frombits(v ^ emptyMask), true
+}
+
+func (e *ewma) reset() { e.w.Store(0) }

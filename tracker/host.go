@@ -1,0 +1,284 @@
+package tracker
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// Outcome classifies a finished attempt.
+type Outcome uint8
+
+const (
+	// Success: the server answered (also when the answer is an error of the
+	// query itself, such as a syntax error or "not found").
+	Success Outcome = iota
+	// Failure: the server answered with an error that signals trouble on that
+	// host (overloaded, unavailable, bootstrapping, server-side timeouts...).
+	Failure
+	// Lost: no answer, e.g. a client-side timeout or a broken connection.
+	// Counts as a failure but is not a response (does not refresh the
+	// last-response time or the receive rate).
+	Lost
+	// Cancelled: the caller gave up (context cancelled or expired, losing
+	// speculative attempt). Not a measurement: ignored entirely.
+	Cancelled
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Success:
+		return "success"
+	case Failure:
+		return "failure"
+	case Lost:
+		return "lost"
+	case Cancelled:
+		return "cancelled"
+	}
+	return "unknown"
+}
+
+// Attempt is returned by Begin and must be passed to End exactly once.
+type Attempt struct {
+	gen uint32
+}
+
+// Host is the state of one host. All methods are safe for concurrent use and
+// lock-free except the rate adaptation, which uses a per-host TryLock.
+type Host struct {
+	id string
+	t  *Tracker
+
+	// osGen packs a generation (high 32 bits) and the outstanding count
+	// (os_s, low 32 bits). Reset bumps the generation and zeroes the count;
+	// End only decrements when its attempt's generation is current, so
+	// attempts abandoned across a reset can never drive the count negative
+	// or leave it stuck above zero.
+	osGen atomic.Uint64
+
+	resp     ewma         // R_s, nanoseconds
+	svc      ewma         // 1/mu_s from feedback, nanoseconds
+	queue    ewma         // q_s from feedback
+	lastResp atomic.Int64 // clock time of the last response (or of the reset)
+	samples  atomic.Uint64
+
+	hist   rollingHist
+	health healthBuckets
+	rate   rateCtl
+}
+
+func newHost(id string, t *Tracker, now time.Duration) *Host {
+	h := &Host{id: id, t: t}
+	h.hist.init(t.cfg.LatencyWindow, now)
+	h.health.init(t.cfg.HealthBucket, now)
+	h.rate.init(&t.cfg.Rate, now)
+	h.lastResp.Store(int64(now))
+	return h
+}
+
+// ID returns the host ID.
+func (h *Host) ID() string { return h.id }
+
+// Begin records that an attempt was handed to this host (os_s += 1).
+func (h *Host) Begin() Attempt {
+	v := h.osGen.Add(1)
+	return Attempt{gen: uint32(v >> 32)}
+}
+
+// End records that the attempt finished (os_s -= 1). It reports whether the
+// attempt was still counted (false after a Reset in between).
+func (h *Host) End(a Attempt) bool {
+	for {
+		old := h.osGen.Load()
+		if uint32(old>>32) != a.gen || uint32(old) == 0 {
+			return false
+		}
+		if h.osGen.CompareAndSwap(old, old-1) {
+			return true
+		}
+	}
+}
+
+// InFlight returns the outstanding attempts (os_s).
+func (h *Host) InFlight() int64 { return int64(uint32(h.osGen.Load())) }
+
+// Observe records one finished attempt: latency from send to completion and
+// its outcome. See Outcome for what each kind updates.
+func (h *Host) Observe(latency time.Duration, o Outcome) {
+	if o == Cancelled {
+		return
+	}
+	if latency < 0 {
+		latency = 0
+	}
+	t := h.t
+	now := t.clock.Now()
+	a := t.cfg.EWMAAlpha
+	h.resp.add(float64(latency), a)
+	t.resp.add(float64(latency), a)
+	h.samples.Add(1)
+	h.hist.record(now, latency)
+	t.hist.record(now, latency)
+	h.health.record(now, o == Success)
+	if o == Success || o == Failure {
+		h.lastResp.Store(int64(now))
+		h.rate.countResponse(now)
+	}
+	h.rate.adapt(now)
+}
+
+// Feedback records server-reported queue size (q_s) and service time
+// (1/mu_s), smoothed by EWMA.
+func (h *Host) Feedback(queueSize float64, serviceTime time.Duration) {
+	a := h.t.cfg.EWMAAlpha
+	if queueSize >= 0 {
+		h.queue.add(queueSize, a)
+	}
+	if serviceTime >= 0 {
+		h.svc.add(float64(serviceTime), a)
+		h.t.svc.add(float64(serviceTime), a)
+	}
+}
+
+// Reset forgets everything about the host (used when it comes back up): the
+// host starts again as a clean slate, scored with cluster-wide priors.
+// Attempts begun before the reset are no longer counted as outstanding.
+func (h *Host) Reset() {
+	now := h.t.clock.Now()
+	for {
+		old := h.osGen.Load()
+		if h.osGen.CompareAndSwap(old, (old>>32+1)<<32) {
+			break
+		}
+	}
+	h.resp.reset()
+	h.svc.reset()
+	h.queue.reset()
+	h.samples.Store(0)
+	h.hist.reset(now)
+	h.health.reset(now)
+	h.rate.reset(now)
+	h.lastResp.Store(int64(now))
+}
+
+// View is what ranking needs to know about a host, read at one instant.
+type View struct {
+	InFlight      int64         // os_s
+	ResponseTime  float64       // R_s in ns; the cluster-wide EWMA (or DefaultResponseTime) when the host has no sample
+	ServiceTime   float64       // 1/mu_s in ns: feedback EWMA, else ResponseTime
+	QueueSize     float64       // q_s: feedback EWMA, else 0
+	HasSamples    bool          // R_s is the host's own
+	HasFeedback   bool          // ServiceTime and QueueSize come from the server
+	SuccessRate   float64       // weighted success ratio of the rolling buckets, 1 with no data
+	SinceResponse time.Duration // time since the last response (or since the host was added/reset)
+}
+
+// View reads the host's ranking inputs at time now.
+func (h *Host) View(now time.Duration) View {
+	t := h.t
+	v := View{InFlight: h.InFlight()}
+	if r, ok := h.resp.get(); ok {
+		v.ResponseTime, v.HasSamples = r, true
+	} else {
+		v.ResponseTime = t.priorResponseTime()
+	}
+	if s, ok := h.svc.get(); ok {
+		v.ServiceTime, v.HasFeedback = s, true
+		v.QueueSize, _ = h.queue.get()
+	} else {
+		v.ServiceTime = v.ResponseTime
+	}
+	v.SuccessRate = h.health.successRate(now, t.successFloor())
+	v.SinceResponse = now - time.Duration(h.lastResp.Load())
+	return v
+}
+
+// SinceResponse returns the time since the last response (or since the host
+// was added or reset).
+func (h *Host) SinceResponse(now time.Duration) time.Duration {
+	return now - time.Duration(h.lastResp.Load())
+}
+
+// Busy reports the DataStax busy-node condition: at least minInFlight
+// outstanding requests and no response for at least noResponse.
+func (h *Host) Busy(now time.Duration, minInFlight int64, noResponse time.Duration) bool {
+	return h.InFlight() >= minInFlight && h.SinceResponse(now) >= noResponse
+}
+
+// WithinRate reports whether the host is within its sending rate srate for
+// the current window (Algorithm 1, line 4).
+func (h *Host) WithinRate(now time.Duration) bool { return h.rate.withinRate(now) }
+
+// ConsumeToken counts one request against the host's sending rate.
+func (h *Host) ConsumeToken(now time.Duration) { h.rate.consume(now) }
+
+// UntilNextRateWindow returns the time until the host's sending window rolls
+// over and its tokens are replenished.
+func (h *Host) UntilNextRateWindow(now time.Duration) time.Duration {
+	return h.rate.untilNextWindow(now)
+}
+
+// Rate returns the current sending rate srate (requests per Interval).
+func (h *Host) Rate() float64 { return h.rate.rate() }
+
+// ReceiveRate returns rrate (responses in the last Interval).
+func (h *Host) ReceiveRate(now time.Duration) float64 { return h.rate.receiveRate(now) }
+
+// LatencyQuantile returns the q-quantile of this host's recent latencies and
+// false when fewer than MinQuantileSamples were recorded in the window.
+func (h *Host) LatencyQuantile(q float64) (time.Duration, bool) {
+	if !(q > 0 && q <= 1) {
+		return 0, false
+	}
+	d, n := h.hist.quantile(h.t.clock.Now(), q)
+	return d, n >= uint64(h.t.cfg.MinQuantileSamples)
+}
+
+// HostSnapshot is a point-in-time copy of a host's state.
+type HostSnapshot struct {
+	ID            string
+	InFlight      int64         // os_s
+	ResponseTime  time.Duration // R_s (0 when no sample)
+	ServiceTime   time.Duration // 1/mu_s from feedback (0 when none)
+	QueueSize     float64       // q_s from feedback
+	HasFeedback   bool
+	Samples       uint64  // attempts observed since the host was added or reset
+	Responses     uint64  // finished attempts in the rolling health window
+	Successes     uint64  // successful attempts in the rolling health window
+	SuccessRate   float64 // weighted success ratio (see View)
+	SinceResponse time.Duration
+	Rate          float64 // srate, requests per rate Interval
+	ReceiveRate   float64 // rrate, responses per rate Interval
+	SentInWindow  uint64  // requests sent in the current rate window
+	RateDecreases uint64  // Algorithm 2 decrease events
+	RateIncreases uint64  // Algorithm 2 increase events
+	P50, P99      time.Duration
+	QuantilesOK   bool // P50/P99 are based on at least MinQuantileSamples samples
+}
+
+// Snapshot returns a copy of the host's state.
+func (h *Host) Snapshot() HostSnapshot {
+	now := h.t.clock.Now()
+	s := HostSnapshot{ID: h.id, InFlight: h.InFlight()}
+	if r, ok := h.resp.get(); ok {
+		s.ResponseTime = time.Duration(r)
+	}
+	if v, ok := h.svc.get(); ok {
+		s.ServiceTime, s.HasFeedback = time.Duration(v), true
+		s.QueueSize, _ = h.queue.get()
+	}
+	s.Samples = h.samples.Load()
+	s.Responses, s.Successes = h.health.counts(now)
+	s.SuccessRate = h.health.successRate(now, h.t.successFloor())
+	s.SinceResponse = h.SinceResponse(now)
+	s.Rate = h.rate.rate()
+	s.ReceiveRate = h.rate.receiveRate(now)
+	s.SentInWindow = h.rate.sentInWindow(now)
+	s.RateDecreases = h.rate.decs.Load()
+	s.RateIncreases = h.rate.incs.Load()
+	var n uint64
+	s.P50, n = h.hist.quantile(now, 0.5)
+	s.P99, _ = h.hist.quantile(now, 0.99)
+	s.QuantilesOK = n >= uint64(h.t.cfg.MinQuantileSamples)
+	return s
+}

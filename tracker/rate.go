@@ -1,0 +1,296 @@
+package tracker
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// RateConfig parameterises the per-host CUBIC rate controller of C3
+// (section 3.2, Algorithm 2; values from section 4). Rates are in requests
+// per Interval (the paper's srate and rrate "per delta ms").
+type RateConfig struct {
+	// Interval (delta) is the rate window; default 20ms. Allowed 1ms..10s.
+	Interval time.Duration
+	// Beta (beta) is the multiplicative decrease factor: on a decrease
+	// srate <- srate*Beta (Algorithm 2, line 5); default 0.2. Allowed (0,1).
+	Beta float64
+	// Saddle is the time after a decrease at which the cubic curve is back at
+	// the saturation rate R0 (the length of the saddle region); it sets the
+	// scaling factor gamma = Beta*R0/Saddle^3 at every decrease, so that
+	// cbrt(Beta*R0/gamma) = Saddle; default 100ms. Allowed 1ms..1min.
+	Saddle time.Duration
+	// Hysteresis is the minimum time after the last increase before a
+	// decrease may happen (Algorithm 2, line 3); default 2*Interval.
+	// Allowed 0..1min.
+	Hysteresis time.Duration
+	// SMax (s_max) caps one increase step; default 10. Allowed (0,1e6].
+	SMax float64
+	// InitialRate is srate (and R0) of a new or reset host; default 100 per
+	// Interval, high so that a fresh client is not throttled: the controller
+	// decreases towards the receive rate from above. Allowed [MinRate,1e9].
+	InitialRate float64
+	// MinRate is the floor of srate; default 1 (one request per Interval is
+	// always within rate). Allowed [1,1e9].
+	MinRate float64
+}
+
+// DefaultRateConfig returns the paper's parameters.
+func DefaultRateConfig() RateConfig {
+	return RateConfig{
+		Interval:    20 * time.Millisecond,
+		Beta:        0.2,
+		Saddle:      100 * time.Millisecond,
+		Hysteresis:  40 * time.Millisecond,
+		SMax:        10,
+		InitialRate: 100,
+		MinRate:     1,
+	}
+}
+
+func (c *RateConfig) withDefaults() {
+	d := DefaultRateConfig()
+	if c.Interval == 0 {
+		c.Interval = d.Interval
+	}
+	if c.Beta == 0 {
+		c.Beta = d.Beta
+	}
+	if c.Saddle == 0 {
+		c.Saddle = d.Saddle
+	}
+	if c.Hysteresis == 0 {
+		c.Hysteresis = 2 * c.Interval
+	}
+	if c.SMax == 0 {
+		c.SMax = d.SMax
+	}
+	if c.MinRate == 0 {
+		c.MinRate = d.MinRate
+	}
+	if c.InitialRate == 0 {
+		c.InitialRate = d.InitialRate
+	}
+}
+
+// Validate reports the first out-of-range field.
+func (c RateConfig) Validate() error {
+	switch {
+	case c.Interval < time.Millisecond || c.Interval > 10*time.Second:
+		return fmt.Errorf("tracker: RateConfig.Interval = %v, allowed 1ms..10s", c.Interval)
+	case !(c.Beta > 0 && c.Beta < 1):
+		return fmt.Errorf("tracker: RateConfig.Beta = %v, allowed (0,1)", c.Beta)
+	case c.Saddle < time.Millisecond || c.Saddle > time.Minute:
+		return fmt.Errorf("tracker: RateConfig.Saddle = %v, allowed 1ms..1m", c.Saddle)
+	case c.Hysteresis < 0 || c.Hysteresis > time.Minute:
+		return fmt.Errorf("tracker: RateConfig.Hysteresis = %v, allowed 0..1m", c.Hysteresis)
+	case !(c.SMax > 0 && c.SMax <= 1e6):
+		return fmt.Errorf("tracker: RateConfig.SMax = %v, allowed (0,1e6]", c.SMax)
+	case !(c.MinRate >= 1 && c.MinRate <= 1e9):
+		return fmt.Errorf("tracker: RateConfig.MinRate = %v, allowed [1,1e9]", c.MinRate)
+	case !(c.InitialRate >= c.MinRate && c.InitialRate <= 1e9):
+		return fmt.Errorf("tracker: RateConfig.InitialRate = %v, allowed [MinRate (%v),1e9]", c.InitialRate, c.MinRate)
+	}
+	return nil
+}
+
+// window counters: one atomic word, window id << 24 | count.
+const (
+	winCountBits = 24
+	winCountMax  = 1<<winCountBits - 1
+)
+
+func winPack(id int64, n uint64) uint64 { return uint64(id)<<winCountBits | n }
+func winUnpack(w uint64) (int64, uint64) { return int64(w >> winCountBits), w & winCountMax }
+
+// rateCtl is the per-host rate limiter and controller. srate is read
+// lock-free by the picker; Algorithm 2 runs under a per-host TryLock on the
+// completion path (a completion that finds another goroutine adapting the
+// same host skips adaptation; the next one catches up).
+type rateCtl struct {
+	cfg      *RateConfig
+	interval int64
+
+	srate atomic.Uint64 // float64 bits, requests per Interval
+	sent  atomic.Uint64 // window of sent requests (Algorithm 1 tokens)
+	recv  atomic.Uint64 // current receive window
+	prev  atomic.Uint64 // previous receive window
+
+	mu   sync.Mutex
+	r0   float64 // saturation rate R0 at the last decrease
+	tDec int64   // T_dec
+	tInc int64   // T_inc
+	decs atomic.Uint64
+	incs atomic.Uint64
+}
+
+func (r *rateCtl) init(cfg *RateConfig, now time.Duration) {
+	r.cfg = cfg
+	r.interval = int64(cfg.Interval)
+	r.reset(now)
+}
+
+func (r *rateCtl) reset(now time.Duration) {
+	r.mu.Lock()
+	r.srate.Store(math.Float64bits(r.cfg.InitialRate))
+	r.r0 = r.cfg.InitialRate
+	// Place T_dec one saddle in the past so that the cubic curve already
+	// stands at R0 = InitialRate: an increase right after start never lowers
+	// srate below its initial value.
+	r.tDec = int64(now) - int64(r.cfg.Saddle)
+	r.tInc = math.MinInt64 / 2
+	id := int64(now) / r.interval
+	r.sent.Store(winPack(id, 0))
+	r.recv.Store(winPack(id, 0))
+	r.prev.Store(winPack(id-1, 0))
+	r.mu.Unlock()
+}
+
+func (r *rateCtl) rate() float64 { return math.Float64frombits(r.srate.Load()) }
+
+// withinRate reports whether fewer than srate requests were sent in the
+// current window (Algorithm 1, line 4).
+func (r *rateCtl) withinRate(now time.Duration) bool {
+	id, n := winUnpack(r.sent.Load())
+	if id != int64(now)/r.interval {
+		return true
+	}
+	return float64(n) < r.rate()
+}
+
+// consume counts one request sent in the current window (consume_token).
+func (r *rateCtl) consume(now time.Duration) {
+	cur := int64(now) / r.interval
+	for {
+		old := r.sent.Load()
+		id, n := winUnpack(old)
+		var nw uint64
+		switch {
+		case id == cur:
+			if n >= winCountMax {
+				return
+			}
+			nw = winPack(cur, n+1)
+		case id < cur:
+			nw = winPack(cur, 1)
+		default:
+			return
+		}
+		if r.sent.CompareAndSwap(old, nw) {
+			return
+		}
+	}
+}
+
+// sentInWindow returns the requests sent in the current window.
+func (r *rateCtl) sentInWindow(now time.Duration) uint64 {
+	id, n := winUnpack(r.sent.Load())
+	if id != int64(now)/r.interval {
+		return 0
+	}
+	return n
+}
+
+// untilNextWindow returns the time until the sending window rolls over.
+func (r *rateCtl) untilNextWindow(now time.Duration) time.Duration {
+	return time.Duration(r.interval - int64(now)%r.interval)
+}
+
+func (r *rateCtl) countResponse(now time.Duration) {
+	cur := int64(now) / r.interval
+	for {
+		old := r.recv.Load()
+		id, n := winUnpack(old)
+		var nw uint64
+		switch {
+		case id == cur:
+			if n >= winCountMax {
+				return
+			}
+			nw = winPack(cur, n+1)
+		case id < cur:
+			nw = winPack(cur, 1)
+		default:
+			return
+		}
+		if r.recv.CompareAndSwap(old, nw) {
+			if id < cur {
+				if id == cur-1 {
+					r.prev.Store(old)
+				} else {
+					r.prev.Store(winPack(cur-1, 0))
+				}
+			}
+			return
+		}
+	}
+}
+
+// receiveRate (rrate) is the number of responses in the last Interval,
+// estimated from the current and previous fixed windows (sliding-window
+// approximation: prev*(1-elapsed fraction) + current).
+func (r *rateCtl) receiveRate(now time.Duration) float64 {
+	cur := int64(now) / r.interval
+	frac := float64(int64(now)%r.interval) / float64(r.interval)
+	id, n := winUnpack(r.recv.Load())
+	pid, pn := winUnpack(r.prev.Load())
+	switch {
+	case id == cur:
+		v := float64(n)
+		if pid == cur-1 {
+			v += float64(pn) * (1 - frac)
+		}
+		return v
+	case id == cur-1:
+		return float64(n) * (1 - frac)
+	default:
+		return 0
+	}
+}
+
+// adapt runs Algorithm 2 lines 3-11 at time now.
+func (r *rateCtl) adapt(now time.Duration) {
+	if !r.mu.TryLock() {
+		return
+	}
+	defer r.mu.Unlock()
+	c := r.cfg
+	t := int64(now)
+	srate := r.rate()
+	rrate := r.receiveRate(now)
+	switch {
+	case srate > rrate && t-r.tInc > int64(c.Hysteresis):
+		r.r0 = srate
+		srate *= c.Beta
+		if srate < c.MinRate {
+			srate = c.MinRate
+		}
+		r.tDec = t
+		r.decs.Add(1)
+	case srate < rrate:
+		dT := float64(t - r.tDec)
+		r.tInc = t
+		k := float64(c.Saddle) // = cbrt(Beta*R0/gamma) with gamma = Beta*R0/Saddle^3
+		x := (dT - k) / k
+		curve := c.Beta*r.r0*x*x*x + r.r0 // gamma*(dT - K)^3 + R0
+		srate = math.Min(srate+c.SMax, curve)
+		if srate < c.MinRate {
+			srate = c.MinRate
+		}
+		r.incs.Add(1)
+	default:
+		return
+	}
+	r.srate.Store(math.Float64bits(srate))
+}
+
+// CubicRate evaluates the cubic growth curve of Algorithm 2 line 10,
+// gamma*(dT - cbrt(beta*R0/gamma))^3 + R0, with gamma chosen so that the
+// curve returns to R0 after saddle: gamma = beta*R0/saddle^3.
+func CubicRate(dT, saddle time.Duration, beta, r0 float64) float64 {
+	gamma := beta * r0 / math.Pow(float64(saddle), 3)
+	d := float64(dT) - math.Cbrt(beta*r0/gamma)
+	return gamma*d*d*d + r0
+}

@@ -1,0 +1,230 @@
+package tracker
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Config configures a Tracker. Zero fields take the documented defaults.
+type Config struct {
+	// Clock is the time source; default SystemClock.
+	Clock Clock
+	// EWMAAlpha (alpha) is the weight of a new sample in every EWMA (R_s,
+	// q_s, 1/mu_s); default 0.1, i.e. roughly the last 10 samples. Allowed
+	// (0,1].
+	EWMAAlpha float64
+	// LatencyWindow is the width of one latency-histogram window; quantiles
+	// cover the current and the previous window; default 5s. Allowed
+	// 10ms..1h.
+	LatencyWindow time.Duration
+	// MinQuantileSamples is the number of samples below which quantiles are
+	// reported as unavailable; default 20. Allowed 1..1e9.
+	MinQuantileSamples int
+	// HealthBucket is the width of one response/success bucket (6 buckets in
+	// the window plus a sticky bucket); default 1s. Allowed 10ms..1h.
+	HealthBucket time.Duration
+	// DefaultResponseTime is the response-time prior used before any host
+	// has a sample; default 1ms. Allowed 1µs..1min.
+	DefaultResponseTime time.Duration
+	// Rate configures the per-host CUBIC rate controller.
+	Rate RateConfig
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{
+		Clock:               SystemClock{},
+		EWMAAlpha:           0.1,
+		LatencyWindow:       5 * time.Second,
+		MinQuantileSamples:  20,
+		HealthBucket:        time.Second,
+		DefaultResponseTime: time.Millisecond,
+		Rate:                DefaultRateConfig(),
+	}
+}
+
+// WithDefaults returns c with zero fields replaced by defaults.
+func (c Config) WithDefaults() Config {
+	d := DefaultConfig()
+	if c.Clock == nil {
+		c.Clock = d.Clock
+	}
+	if c.EWMAAlpha == 0 {
+		c.EWMAAlpha = d.EWMAAlpha
+	}
+	if c.LatencyWindow == 0 {
+		c.LatencyWindow = d.LatencyWindow
+	}
+	if c.MinQuantileSamples == 0 {
+		c.MinQuantileSamples = d.MinQuantileSamples
+	}
+	if c.HealthBucket == 0 {
+		c.HealthBucket = d.HealthBucket
+	}
+	if c.DefaultResponseTime == 0 {
+		c.DefaultResponseTime = d.DefaultResponseTime
+	}
+	c.Rate.withDefaults()
+	return c
+}
+
+// Validate reports the first out-of-range field (call on a config with
+// defaults applied).
+func (c Config) Validate() error {
+	switch {
+	case !(c.EWMAAlpha > 0 && c.EWMAAlpha <= 1):
+		return fmt.Errorf("tracker: Config.EWMAAlpha = %v, allowed (0,1]", c.EWMAAlpha)
+	case c.LatencyWindow < 10*time.Millisecond || c.LatencyWindow > time.Hour:
+		return fmt.Errorf("tracker: Config.LatencyWindow = %v, allowed 10ms..1h", c.LatencyWindow)
+	case c.MinQuantileSamples < 1 || c.MinQuantileSamples > 1e9:
+		return fmt.Errorf("tracker: Config.MinQuantileSamples = %d, allowed 1..1000000000", c.MinQuantileSamples)
+	case c.HealthBucket < 10*time.Millisecond || c.HealthBucket > time.Hour:
+		return fmt.Errorf("tracker: Config.HealthBucket = %v, allowed 10ms..1h", c.HealthBucket)
+	case c.DefaultResponseTime < time.Microsecond || c.DefaultResponseTime > time.Minute:
+		return fmt.Errorf("tracker: Config.DefaultResponseTime = %v, allowed 1µs..1m", c.DefaultResponseTime)
+	}
+	return c.Rate.Validate()
+}
+
+// Tracker holds the state of every host it has seen and cluster-wide
+// aggregates. Hosts are created on first use and live until Remove.
+type Tracker struct {
+	cfg   Config
+	clock Clock
+
+	mu    sync.Mutex
+	hosts atomic.Pointer[map[string]*Host] // copy-on-write
+	nhost atomic.Int64
+
+	resp ewma // cluster-wide R EWMA: prior for hosts without samples
+	svc  ewma // cluster-wide service-time EWMA (feedback)
+	hist rollingHist
+}
+
+// New returns a Tracker; cfg zero fields take defaults. Out-of-range fields
+// are reported as an error naming the field, the value and the allowed range.
+func New(cfg Config) (*Tracker, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	t := &Tracker{cfg: cfg, clock: cfg.Clock}
+	m := map[string]*Host{}
+	t.hosts.Store(&m)
+	t.hist.init(cfg.LatencyWindow, t.clock.Now())
+	return t, nil
+}
+
+// Config returns the effective configuration.
+func (t *Tracker) Config() Config { return t.cfg }
+
+// Clock returns the tracker's clock.
+func (t *Tracker) Clock() Clock { return t.clock }
+
+// Now returns the tracker clock's current time.
+func (t *Tracker) Now() time.Duration { return t.clock.Now() }
+
+// Host returns the state of host id, creating it if needed.
+func (t *Tracker) Host(id string) *Host {
+	if h, ok := (*t.hosts.Load())[id]; ok {
+		return h
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old := *t.hosts.Load()
+	if h, ok := old[id]; ok {
+		return h
+	}
+	h := newHost(id, t, t.clock.Now())
+	m := make(map[string]*Host, len(old)+1)
+	for k, v := range old {
+		m[k] = v
+	}
+	m[id] = h
+	t.hosts.Store(&m)
+	t.nhost.Store(int64(len(m)))
+	return h
+}
+
+// Lookup returns the state of host id if it exists.
+func (t *Tracker) Lookup(id string) (*Host, bool) {
+	h, ok := (*t.hosts.Load())[id]
+	return h, ok
+}
+
+// Remove forgets host id.
+func (t *Tracker) Remove(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old := *t.hosts.Load()
+	if _, ok := old[id]; !ok {
+		return
+	}
+	m := make(map[string]*Host, len(old))
+	for k, v := range old {
+		if k != id {
+			m[k] = v
+		}
+	}
+	t.hosts.Store(&m)
+	t.nhost.Store(int64(len(m)))
+}
+
+// Hosts returns the tracked hosts sorted by ID.
+func (t *Tracker) Hosts() []*Host {
+	m := *t.hosts.Load()
+	out := make([]*Host, 0, len(m))
+	for _, h := range m {
+		out = append(out, h)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+// Snapshot returns a snapshot of every host, sorted by ID.
+func (t *Tracker) Snapshot() []HostSnapshot {
+	hs := t.Hosts()
+	out := make([]HostSnapshot, len(hs))
+	for i, h := range hs {
+		out[i] = h.Snapshot()
+	}
+	return out
+}
+
+// LatencyQuantile returns the cluster-wide q-quantile (0 < q <= 1) of recent
+// attempt latencies (the current and previous LatencyWindow) and false when
+// fewer than MinQuantileSamples were recorded or q is out of range.
+func (t *Tracker) LatencyQuantile(q float64) (time.Duration, bool) {
+	if !(q > 0 && q <= 1) {
+		return 0, false
+	}
+	d, n := t.hist.quantile(t.clock.Now(), q)
+	return d, n >= uint64(t.cfg.MinQuantileSamples)
+}
+
+// ResponseTime returns the cluster-wide EWMA of attempt latencies and whether
+// any sample was recorded.
+func (t *Tracker) ResponseTime() (time.Duration, bool) {
+	r, ok := t.resp.get()
+	return time.Duration(r), ok
+}
+
+func (t *Tracker) priorResponseTime() float64 {
+	if r, ok := t.resp.get(); ok {
+		return r
+	}
+	return float64(t.cfg.DefaultResponseTime)
+}
+
+// successFloor is the floor of a failing host's sticky success rate:
+// 0.0001 divided by the number of hosts (fallback cascade).
+func (t *Tracker) successFloor() float64 {
+	n := t.nhost.Load()
+	if n < 1 {
+		n = 1
+	}
+	return 0.0001 / float64(n)
+}

@@ -1,0 +1,384 @@
+package tracker
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func newTest(t *testing.T, mod func(*Config)) (*Tracker, *ManualClock) {
+	t.Helper()
+	clk := NewManualClock(time.Second)
+	cfg := Config{Clock: clk}
+	if mod != nil {
+		mod(&cfg)
+	}
+	tr, err := New(cfg)
+	require.NoError(t, err)
+	return tr, clk
+}
+
+func TestConfigValidation(t *testing.T) {
+	cases := []struct {
+		mod   func(*Config)
+		field string
+	}{
+		{func(c *Config) { c.EWMAAlpha = 1.5 }, "EWMAAlpha = 1.5, allowed (0,1]"},
+		{func(c *Config) { c.EWMAAlpha = -0.1 }, "EWMAAlpha"},
+		{func(c *Config) { c.LatencyWindow = time.Millisecond }, "LatencyWindow = 1ms, allowed 10ms..1h"},
+		{func(c *Config) { c.MinQuantileSamples = -3 }, "MinQuantileSamples = -3"},
+		{func(c *Config) { c.HealthBucket = 2 * time.Hour }, "HealthBucket"},
+		{func(c *Config) { c.DefaultResponseTime = -1 }, "DefaultResponseTime"},
+		{func(c *Config) { c.Rate.Beta = 1 }, "RateConfig.Beta = 1, allowed (0,1)"},
+		{func(c *Config) { c.Rate.Interval = time.Microsecond }, "RateConfig.Interval"},
+		{func(c *Config) { c.Rate.SMax = -1 }, "RateConfig.SMax"},
+		{func(c *Config) { c.Rate.MinRate = 0.5 }, "RateConfig.MinRate = 0.5"},
+		{func(c *Config) { c.Rate.InitialRate = 2; c.Rate.MinRate = 5 }, "RateConfig.InitialRate = 2"},
+		{func(c *Config) { c.Rate.Saddle = -time.Second }, "RateConfig.Saddle"},
+		{func(c *Config) { c.Rate.Hysteresis = -time.Second }, "RateConfig.Hysteresis"},
+	}
+	for _, tc := range cases {
+		cfg := Config{}
+		tc.mod(&cfg)
+		_, err := New(cfg)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), tc.field)
+	}
+	tr, err := New(Config{})
+	require.NoError(t, err)
+	c := tr.Config()
+	assert.Equal(t, 0.1, c.EWMAAlpha)
+	assert.Equal(t, 20*time.Millisecond, c.Rate.Interval)
+	assert.Equal(t, 0.2, c.Rate.Beta)
+	assert.Equal(t, 100*time.Millisecond, c.Rate.Saddle)
+	assert.Equal(t, 40*time.Millisecond, c.Rate.Hysteresis)
+	assert.Equal(t, 10.0, c.Rate.SMax)
+}
+
+func TestEWMA(t *testing.T) {
+	var e ewma
+	_, ok := e.get()
+	assert.False(t, ok)
+	e.add(0, 0.5) // a zero sample must not read as "empty"
+	v, ok := e.get()
+	assert.True(t, ok)
+	assert.Equal(t, 0.0, v)
+	e.add(10, 0.5)
+	v, _ = e.get()
+	assert.Equal(t, 5.0, v)
+	e.add(10, 0.5)
+	v, _ = e.get()
+	assert.Equal(t, 7.5, v)
+}
+
+func TestHistogramBuckets(t *testing.T) {
+	prev := -1
+	for v := int64(0); v < 1<<20; v += 1 + v/50 {
+		i := histIndex(v)
+		require.GreaterOrEqual(t, i, prev, "index monotone at %d", v)
+		prev = i
+		mid := histValue(i)
+		if v >= 8 {
+			assert.InEpsilon(t, float64(v), float64(mid), 0.07, "v=%d bucket=%d mid=%d", v, i, mid)
+		} else {
+			assert.Equal(t, v, mid)
+		}
+	}
+	assert.Equal(t, histBuckets-1, histIndex(math.MaxInt64))
+}
+
+func TestLatencyQuantile(t *testing.T) {
+	tr, clk := newTest(t, nil)
+	h := tr.Host("a")
+	_, ok := tr.LatencyQuantile(0.99)
+	assert.False(t, ok, "no samples")
+	for i := 0; i < 10; i++ {
+		h.Observe(time.Millisecond, Success)
+	}
+	_, ok = tr.LatencyQuantile(0.5)
+	assert.False(t, ok, "10 < MinQuantileSamples")
+	_, ok = tr.LatencyQuantile(0)
+	assert.False(t, ok, "q out of range")
+	_, ok = tr.LatencyQuantile(1.5)
+	assert.False(t, ok, "q out of range")
+
+	// 1..1000 µs uniformly: p50 ~ 500µs, p99 ~ 990µs
+	tr2, clk2 := newTest(t, nil)
+	h2 := tr2.Host("b")
+	xs := rand.Perm(1000)
+	for _, x := range xs {
+		h2.Observe(time.Duration(x+1)*time.Microsecond, Success)
+	}
+	for _, q := range []float64{0.5, 0.9, 0.99} {
+		d, ok := tr2.LatencyQuantile(q)
+		require.True(t, ok)
+		assert.InEpsilon(t, q*1000, float64(d)/1e3, 0.07, "q=%v got %v", q, d)
+		hd, ok := h2.LatencyQuantile(q)
+		require.True(t, ok)
+		assert.Equal(t, d, hd, "single host: host and cluster agree")
+	}
+	// samples age out after two windows
+	clk2.Advance(6 * time.Second)
+	_, ok = tr2.LatencyQuantile(0.5)
+	assert.True(t, ok, "previous window still counts")
+	clk2.Advance(5 * time.Second)
+	_, ok = tr2.LatencyQuantile(0.5)
+	assert.False(t, ok, "both windows expired")
+	// new samples after a long idle period are not mixed with stale ones
+	for i := 0; i < 50; i++ {
+		h2.Observe(50*time.Millisecond, Success)
+	}
+	d, ok := tr2.LatencyQuantile(0.01)
+	require.True(t, ok)
+	assert.InEpsilon(t, 50e6, float64(d), 0.07)
+	_ = clk
+}
+
+func TestAttemptAccounting(t *testing.T) {
+	tr, _ := newTest(t, nil)
+	h := tr.Host("a")
+	a1, a2 := h.Begin(), h.Begin()
+	assert.EqualValues(t, 2, h.InFlight())
+	assert.True(t, h.End(a1))
+	assert.EqualValues(t, 1, h.InFlight())
+	h.Reset() // host went down and came back
+	assert.EqualValues(t, 0, h.InFlight())
+	assert.False(t, h.End(a2), "attempt from before the reset is not counted")
+	assert.EqualValues(t, 0, h.InFlight(), "never negative")
+	a3 := h.Begin()
+	assert.EqualValues(t, 1, h.InFlight())
+	assert.True(t, h.End(a3))
+	assert.False(t, h.End(a3), "a second End of the same attempt when count is zero")
+	assert.EqualValues(t, 0, h.InFlight())
+}
+
+func TestCancelledIsNotAMeasurement(t *testing.T) {
+	tr, clk := newTest(t, nil)
+	h := tr.Host("a")
+	h.Observe(10*time.Millisecond, Success)
+	clk.Advance(time.Second)
+	h.Observe(time.Microsecond, Cancelled)
+	s := h.Snapshot()
+	assert.Equal(t, 10*time.Millisecond, s.ResponseTime, "cancelled attempt did not pull R_s down")
+	assert.Equal(t, time.Second, s.SinceResponse, "cancelled attempt is not a response")
+	assert.EqualValues(t, 1, s.Samples)
+	assert.EqualValues(t, 1, s.Responses)
+
+	// Lost: a failure, a latency sample, but not a response
+	h.Observe(20*time.Millisecond, Lost)
+	s = h.Snapshot()
+	assert.Equal(t, time.Second, s.SinceResponse)
+	assert.EqualValues(t, 2, s.Responses)
+	assert.EqualValues(t, 1, s.Successes)
+	assert.Equal(t, 11*time.Millisecond, s.ResponseTime)
+}
+
+func TestViewFallbacks(t *testing.T) {
+	tr, _ := newTest(t, nil)
+	a, b := tr.Host("a"), tr.Host("b")
+	now := tr.Now()
+	v := a.View(now)
+	assert.False(t, v.HasSamples)
+	assert.Equal(t, float64(time.Millisecond), v.ResponseTime, "DefaultResponseTime prior")
+	assert.Equal(t, v.ResponseTime, v.ServiceTime, "no feedback: 1/mu_s falls back to R_s")
+	assert.Equal(t, 0.0, v.QueueSize)
+	assert.Equal(t, 1.0, v.SuccessRate, "clean slate is healthy")
+
+	b.Observe(4*time.Millisecond, Success)
+	v = a.View(now)
+	assert.Equal(t, float64(4*time.Millisecond), v.ResponseTime, "cluster prior for a host without samples")
+	vb := b.View(now)
+	assert.True(t, vb.HasSamples)
+
+	b.Feedback(3, 2*time.Millisecond)
+	b.Feedback(5, 4*time.Millisecond)
+	vb = b.View(now)
+	assert.True(t, vb.HasFeedback)
+	assert.InDelta(t, 3.2, vb.QueueSize, 1e-9, "EWMA alpha 0.1")
+	assert.InDelta(t, 2.2e6, vb.ServiceTime, 1e-3)
+}
+
+func TestBusyThresholds(t *testing.T) {
+	tr, clk := newTest(t, nil)
+	h := tr.Host("a")
+	var as []Attempt
+	for i := 0; i < 9; i++ {
+		as = append(as, h.Begin())
+	}
+	clk.Advance(time.Second)
+	assert.False(t, h.Busy(tr.Now(), 10, 200*time.Millisecond), "9 in flight < 10")
+	as = append(as, h.Begin())
+	assert.True(t, h.Busy(tr.Now(), 10, 200*time.Millisecond), "10 in flight, no response for 1s")
+	h.Observe(time.Millisecond, Success)
+	assert.False(t, h.Busy(tr.Now(), 10, 200*time.Millisecond), "just responded")
+	clk.Advance(199 * time.Millisecond)
+	assert.False(t, h.Busy(tr.Now(), 10, 200*time.Millisecond), "199ms < 200ms")
+	clk.Advance(time.Millisecond)
+	assert.True(t, h.Busy(tr.Now(), 10, 200*time.Millisecond), "200ms without response")
+	h.Observe(time.Millisecond, Cancelled)
+	assert.True(t, h.Busy(tr.Now(), 10, 200*time.Millisecond), "a cancelled attempt is no response")
+	h.End(as[0])
+	assert.False(t, h.Busy(tr.Now(), 10, 200*time.Millisecond), "back to 9 in flight")
+}
+
+func TestHealthBuckets(t *testing.T) {
+	tr, clk := newTest(t, nil)
+	h := tr.Host("a")
+	tr.Host("b") // two hosts: floor = 0.0001/2
+	now := tr.Now()
+	assert.Equal(t, 1.0, h.View(now).SuccessRate)
+	for i := 0; i < 10; i++ {
+		h.Observe(time.Millisecond, Success)
+	}
+	assert.Equal(t, 1.0, h.View(tr.Now()).SuccessRate)
+	clk.Advance(time.Second) // next bucket: all failures
+	for i := 0; i < 10; i++ {
+		h.Observe(time.Millisecond, Failure)
+	}
+	// newest bucket weight 1, previous 1/3: (0 + 10/3) / (10 + 10/3) = 0.25
+	assert.InDelta(t, 0.25, h.View(tr.Now()).SuccessRate, 1e-9)
+	// after the window passes with no traffic, the sticky bucket remembers
+	// the failures, floored at 0.0001/hosts
+	clk.Advance(10 * time.Second)
+	assert.InDelta(t, 0.00005, h.View(tr.Now()).SuccessRate, 1e-12)
+	clk.Advance(time.Minute)
+	h.Observe(time.Millisecond, Success) // reusing a slot moves old data to sticky; new data wins
+	assert.Equal(t, 1.0, h.View(tr.Now()).SuccessRate)
+	h.Reset()
+	assert.Equal(t, 1.0, h.View(tr.Now()).SuccessRate)
+	assert.EqualValues(t, 0, h.Snapshot().Responses)
+}
+
+// setRecv makes the receive rate at now exactly n.
+func setRecv(r *rateCtl, now time.Duration, n uint64) {
+	id := int64(now) / r.interval
+	r.recv.Store(winPack(id, n))
+	r.prev.Store(winPack(id-1, 0))
+}
+
+// TestRateTraceAlgorithm2 drives the controller through a hand-computed trace
+// of Algorithm 2 (beta 0.2, saddle 100ms, hysteresis 40ms, s_max 10).
+func TestRateTraceAlgorithm2(t *testing.T) {
+	tr, clk := newTest(t, func(c *Config) { c.Rate.InitialRate = 50 })
+	h := tr.Host("a")
+	r := &h.rate
+	t0 := clk.Now()
+	require.Equal(t, 50.0, r.rate())
+	steps := []struct {
+		at    time.Duration
+		rrate uint64
+		want  float64
+		why   string
+	}{
+		{0, 30, 10, "srate 50 > rrate 30: decrease by beta, R0 = 50"},
+		{5 * time.Millisecond, 30, 20, "increase capped by s_max (curve 41.43)"},
+		{6 * time.Millisecond, 30, 30, "s_max cap again (curve 41.69)"},
+		{7 * time.Millisecond, 45, 40, "s_max cap again (curve 41.96)"},
+		{8 * time.Millisecond, 45, 10*math.Pow(-0.92, 3) + 50, "cubic curve binds: 0.2*50*((8-100)/100)^3 + 50"},
+		{30 * time.Millisecond, 20, 10*math.Pow(-0.92, 3) + 50, "srate > rrate but within hysteresis (22ms < 40ms): hold"},
+		{100 * time.Millisecond, 60, 50, "saddle: curve is back at R0 after 100ms"},
+		{150 * time.Millisecond, 60, 51.25, "beyond the saddle: 0.2*50*0.5^3 + 50"},
+		{300 * time.Millisecond, 200, 61.25, "optimistic probing: curve 130, step capped by s_max"},
+		{320 * time.Millisecond, 10, 61.25, "hysteresis after the last increase"},
+		{341 * time.Millisecond, 10, 61.25 * 0.2, "41ms after the increase: decrease, R0 = 61.25"},
+		{342 * time.Millisecond, 1, 2.45, "no increase since: decrease again"},
+		{343 * time.Millisecond, 0, 1, "floored at MinRate"},
+		{344 * time.Millisecond, 50, 0.2*2.45*math.Pow(-0.99, 3) + 2.45, "R0 = 2.45 (srate before the floored decrease): curve 0.2*2.45*((1-100)/100)^3 + 2.45"},
+	}
+	for i, s := range steps {
+		clk.Set(t0 + s.at)
+		setRecv(r, clk.Now(), s.rrate)
+		r.adapt(clk.Now())
+		assert.InDelta(t, s.want, r.rate(), 1e-9, "step %d (%v): %s", i, s.at, s.why)
+	}
+	assert.EqualValues(t, 4, r.decs.Load())
+	assert.EqualValues(t, 8, r.incs.Load())
+
+	// CubicRate is the same curve with gamma derived from the saddle
+	assert.InDelta(t, 0.8*50, CubicRate(0, 100*time.Millisecond, 0.2, 50), 1e-9)
+	assert.InDelta(t, 50, CubicRate(100*time.Millisecond, 100*time.Millisecond, 0.2, 50), 1e-9)
+	assert.InDelta(t, 51.25, CubicRate(150*time.Millisecond, 100*time.Millisecond, 0.2, 50), 1e-9)
+}
+
+// TestRateWindowAndReceiveRate checks the Algorithm 1 token window and the
+// receive-rate estimate through the public API.
+func TestRateWindowAndReceiveRate(t *testing.T) {
+	tr, clk := newTest(t, func(c *Config) { c.Rate.InitialRate = 3 })
+	clk.Set(time.Second) // window aligned
+	h := tr.Host("a")
+	now := clk.Now()
+	for i := 0; i < 3; i++ {
+		require.True(t, h.WithinRate(now), "token %d", i)
+		h.ConsumeToken(now)
+	}
+	assert.False(t, h.WithinRate(now), "3 sent with srate 3")
+	assert.Equal(t, 20*time.Millisecond, h.UntilNextRateWindow(now))
+	clk.Advance(5 * time.Millisecond)
+	assert.Equal(t, 15*time.Millisecond, h.UntilNextRateWindow(clk.Now()))
+	clk.Advance(15 * time.Millisecond)
+	assert.True(t, h.WithinRate(clk.Now()), "tokens replenished in the next window")
+
+	// receive rate: 10 responses in one window, then sliding
+	clk.Set(2 * time.Second)
+	for i := 0; i < 10; i++ {
+		h.rate.countResponse(clk.Now())
+	}
+	assert.InDelta(t, 10, h.ReceiveRate(clk.Now()), 1e-9)
+	clk.Advance(25 * time.Millisecond) // 5ms into the next window
+	assert.InDelta(t, 7.5, h.ReceiveRate(clk.Now()), 1e-9)
+	clk.Advance(40 * time.Millisecond)
+	assert.InDelta(t, 0, h.ReceiveRate(clk.Now()), 1e-9)
+
+	// Observe runs Algorithm 2: a lone response with srate 3 > rrate 1 decreases srate
+	h.Observe(time.Millisecond, Success)
+	assert.InDelta(t, 1, h.Rate(), 1e-9, "3*0.2 floored at 1")
+	// a burst of responses above srate increases it
+	for i := 0; i < 5; i++ {
+		h.Observe(time.Millisecond, Success)
+	}
+	assert.Greater(t, h.Rate(), 1.0)
+}
+
+func TestConcurrentHosts(t *testing.T) {
+	tr, err := New(Config{})
+	require.NoError(t, err)
+	ids := []string{"a", "b", "c", "d"}
+	var wg sync.WaitGroup
+	for g := 0; g < 64; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 300; i++ {
+				h := tr.Host(ids[(g+i)%len(ids)])
+				a := h.Begin()
+				_ = h.View(tr.Now())
+				h.ConsumeToken(tr.Now())
+				h.Observe(time.Duration(100+i)*time.Microsecond, Outcome(i%4))
+				if i%50 == 0 {
+					h.Feedback(float64(i%7), time.Millisecond)
+					_ = h.Snapshot()
+					_, _ = tr.LatencyQuantile(0.99)
+				}
+				h.End(a)
+			}
+		}(g)
+	}
+	wg.Wait()
+	var names []string
+	for _, s := range tr.Snapshot() {
+		assert.EqualValues(t, 0, s.InFlight, s.ID)
+		names = append(names, s.ID)
+	}
+	assert.True(t, sort.StringsAreSorted(names))
+	assert.Equal(t, strings.Join(ids, ","), strings.Join(names, ","))
+	d, ok := tr.LatencyQuantile(0.5)
+	assert.True(t, ok)
+	assert.Greater(t, d, 100*time.Microsecond)
+}
