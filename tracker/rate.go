@@ -102,7 +102,7 @@ const (
 	winCountMax  = 1<<winCountBits - 1
 )
 
-func winPack(id int64, n uint64) uint64 { return uint64(id)<<winCountBits | n }
+func winPack(id int64, n uint64) uint64  { return uint64(id)<<winCountBits | n }
 func winUnpack(w uint64) (int64, uint64) { return int64(w >> winCountBits), w & winCountMax }
 
 // rateCtl is the per-host rate limiter and controller. srate is read

@@ -1,0 +1,186 @@
+package core
+
+// C3Score is the C3 replica score (section 3.1):
+//
+//	Psi_s = R_s - 1/mu_s + qhat_s^3 / mu_s,   qhat_s = 1 + os_s*w + q_s
+//
+// responseTime is R_s and serviceTime is 1/mu_s (same unit, e.g. ns),
+// queueSize is q_s, inFlight is os_s and w is the concurrency-compensation
+// weight (the paper sets it to the number of clients). Lower is better.
+func C3Score(responseTime, serviceTime, queueSize float64, inFlight int64, w float64) float64 {
+	q := 1 + float64(inFlight)*w + queueSize
+	return responseTime - serviceTime + q*q*q*serviceTime
+}
+
+// Candidate is one host being ranked for a request.
+type Candidate struct {
+	Host     int32   // caller's handle
+	Score    float64 // lower is better (C3: Psi_s adjusted by the caller)
+	InFlight int64   // os_s (P2C compares these)
+	Busy     bool    // DataStax busy-node condition
+	InRate   bool    // within its sending rate (Algorithm 1)
+	Stale    bool    // no response for a while: worth probing
+	tie      uint32
+}
+
+// Rand is a tiny splitmix64 generator: one seed per request yields all the
+// random bits a ranking needs without touching a shared source.
+type Rand uint64
+
+// Next returns 64 random bits.
+func (r *Rand) Next() uint64 {
+	*r += 0x9e3779b97f4a7c15
+	z := uint64(*r)
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// Float returns a uniform float64 in [0,1).
+func (r *Rand) Float() float64 { return float64(r.Next()>>11) / (1 << 53) }
+
+// Intn returns a uniform int in [0,n), n > 0.
+func (r *Rand) Intn(n int) int { return int((r.Next() >> 32) * uint64(n) >> 32) }
+
+// busyLast moves busy candidates behind the healthy ones (stable) when a
+// strict majority is healthy, and returns the number of candidates eligible
+// as first choice: the healthy prefix, or all when the rule does not apply
+// (DataStax: if many replicas look busy, the signal probably does not fit the
+// workload and is ignored).
+func busyLast(c []Candidate) int {
+	busy := 0
+	for i := range c {
+		if c[i].Busy {
+			busy++
+		}
+	}
+	healthy := len(c) - busy
+	if busy == 0 || healthy*2 <= len(c) {
+		return len(c)
+	}
+	// stable partition, at most 16 entries: insertion style
+	k := 0
+	for i := range c {
+		if !c[i].Busy {
+			x := c[i]
+			copy(c[k+1:i+1], c[k:i])
+			c[k] = x
+			k++
+		}
+	}
+	return healthy
+}
+
+func less(a, b *Candidate) bool {
+	if a.Score != b.Score {
+		return a.Score < b.Score
+	}
+	return a.tie < b.tie
+}
+
+func sortByScore(c []Candidate) {
+	for i := 1; i < len(c); i++ {
+		x := c[i]
+		j := i
+		for j > 0 && less(&x, &c[j-1]) {
+			c[j] = c[j-1]
+			j--
+		}
+		c[j] = x
+	}
+}
+
+// OrderByScore orders candidates for C3: busy hosts last while a majority is
+// healthy, then ascending score. Every score is first multiplied by
+// 1 + jitter*u with u uniform in [-1,1), and exact ties are broken by a random
+// key, so identical hosts get a spread of first picks (herd protection). It
+// returns the number of candidates eligible as first choice.
+func OrderByScore(c []Candidate, r *Rand, jitter float64) int {
+	for i := range c {
+		x := r.Next()
+		c[i].tie = uint32(x)
+		if jitter > 0 {
+			u := float64(x>>43)/(1<<20)*2 - 1
+			c[i].Score *= 1 + jitter*u
+		}
+	}
+	eligible := busyLast(c)
+	sortByScore(c[:eligible])
+	sortByScore(c[eligible:])
+	return eligible
+}
+
+// promote moves c[i] to the front, keeping the order of the others.
+func promote(c []Candidate, i int) {
+	if i <= 0 {
+		return
+	}
+	x := c[i]
+	copy(c[1:i+1], c[:i])
+	c[0] = x
+}
+
+// PromoteInRate moves the first candidate within its sending rate among the
+// first `eligible` to the front (Algorithm 1, lines 3-8) and reports whether
+// one was found.
+func PromoteInRate(c []Candidate, eligible int) bool {
+	for i := 0; i < eligible && i < len(c); i++ {
+		if c[i].InRate {
+			promote(c, i)
+			return true
+		}
+	}
+	return false
+}
+
+// PromoteStale moves the first stale candidate among the first `eligible` to
+// the front and reports whether one was found.
+func PromoteStale(c []Candidate, eligible int) bool {
+	for i := 0; i < eligible && i < len(c); i++ {
+		if c[i].Stale {
+			promote(c, i)
+			return true
+		}
+	}
+	return false
+}
+
+// OrderP2C orders candidates as the DataStax drivers do: random order, busy
+// hosts last while a majority is healthy, then of the first two eligible
+// (two random choices) the one with fewer requests in flight goes first. It
+// returns the number of candidates eligible as first choice.
+func OrderP2C(c []Candidate, r *Rand) int {
+	for i := len(c) - 1; i > 0; i-- {
+		j := r.Intn(i + 1)
+		c[i], c[j] = c[j], c[i]
+	}
+	eligible := busyLast(c)
+	if eligible >= 2 && c[1].InFlight < c[0].InFlight {
+		c[0], c[1] = c[1], c[0]
+	}
+	return eligible
+}
+
+// OrderRoundRobin rotates candidates by counter: successive requests with the
+// same replica set start at successive replicas.
+func OrderRoundRobin(c []Candidate, counter uint64) {
+	n := len(c)
+	if n < 2 {
+		return
+	}
+	k := int(counter % uint64(n))
+	if k == 0 {
+		return
+	}
+	var tmp [16]Candidate
+	if n <= len(tmp) {
+		copy(tmp[:n], c)
+		for i := 0; i < n; i++ {
+			c[i] = tmp[(i+k)%n]
+		}
+		return
+	}
+	for s := 0; s < n-k; s++ { // rare: more than 16 candidates; rotate right by n-k
+		promote(c, n-1)
+	}
+}
