@@ -2,6 +2,7 @@ package speculative
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -156,6 +157,14 @@ type Hedger struct {
 	budget *budget
 	spec   armedSpec
 
+	// budget-pressure controller (see doc.go, "Hedge delay"); guarded by ctlMu,
+	// taken only by the one caller per refresh interval that refreshes.
+	ctlMu                sync.Mutex
+	exceed               float64 // 1 - effective quantile
+	lastCtl              int64
+	lastExec, lastHedges uint64
+	effQuantile          atomic.Uint64 // math.Float64bits of 1 - exceed
+
 	hostErr sync.Map // *gocql.HostInfo -> *atomic.Int64: ns since base of the host's last error
 
 	executions, eligible, armed, hedges atomic.Uint64
@@ -195,10 +204,25 @@ func New(opts ...Option) (*Hedger, error) {
 	}
 	h.budget = newBudget(c.fraction, int64(c.window))
 	h.spec.h = h
+	h.exceed = 1 - c.quantile
+	h.effQuantile.Store(math.Float64bits(c.quantile))
 	h.delay.Store(int64(c.maxDelay))
 	h.Refresh()
 	return h, nil
 }
+
+// Budget-pressure controller constants (see doc.go, "Hedge delay").
+const (
+	// budgetTarget is the share of the budget ordinary hedging is steered
+	// to; the rest is a reserve for bursts such as a stalled node.
+	budgetTarget = 0.7
+	// controlInterval is how often the effective quantile is adjusted.
+	controlInterval = time.Second
+	// minControlRequests is how many executions an adjustment needs.
+	minControlRequests = 50
+	// maxTighten bounds the effective quantile: 1-q_eff >= (1-q)/maxTighten.
+	maxTighten = 50
+)
 
 // Recorder returns the built-in latency recorder, or nil when the Hedger
 // follows a source given with WithSource.
@@ -215,12 +239,39 @@ func (h *Hedger) Delay() time.Duration { return time.Duration(h.delay.Load()) }
 // does it by itself at most once per refresh interval, on the path of an
 // eligible query (one caller wins a compare-and-swap and does the work).
 func (h *Hedger) Refresh() {
-	h.nextRefresh.Store(h.nowNs() + int64(h.cfg.refresh))
-	h.delay.Store(int64(h.computeDelay()))
+	now := h.nowNs()
+	h.nextRefresh.Store(now + int64(h.cfg.refresh))
+	h.refresh(now)
 }
 
-func (h *Hedger) computeDelay() time.Duration {
-	d, ok := h.cfg.source.LatencyQuantile(h.cfg.quantile)
+// Quantile returns the effective quantile the delay currently follows: the
+// configured one, or higher while ordinary hedging presses on the budget.
+func (h *Hedger) Quantile() float64 { return math.Float64frombits(h.effQuantile.Load()) }
+
+func (h *Hedger) refresh(now int64) {
+	h.ctlMu.Lock()
+	defer h.ctlMu.Unlock()
+	if now-h.lastCtl >= int64(controlInterval) {
+		ex, hd := h.executions.Load(), h.hedges.Load()
+		if dReq := ex - h.lastExec; dReq >= minControlRequests {
+			rate := float64(hd-h.lastHedges) / float64(dReq)
+			h.lastCtl, h.lastExec, h.lastHedges = now, ex, hd
+			target := budgetTarget * h.cfg.fraction
+			if rate > target {
+				h.exceed *= math.Max(0.5, target/rate)
+			} else {
+				h.exceed *= 1.25
+			}
+			base := 1 - h.cfg.quantile
+			h.exceed = math.Min(base, math.Max(base/maxTighten, h.exceed))
+			h.effQuantile.Store(math.Float64bits(1 - h.exceed))
+		}
+	}
+	h.delay.Store(int64(h.computeDelay(1 - h.exceed)))
+}
+
+func (h *Hedger) computeDelay(q float64) time.Duration {
+	d, ok := h.cfg.source.LatencyQuantile(q)
 	switch {
 	case !ok:
 		return h.cfg.maxDelay
@@ -237,7 +288,7 @@ func (h *Hedger) maybeRefresh(nowNs int64) {
 	if nowNs < next || !h.nextRefresh.CompareAndSwap(next, nowNs+int64(h.cfg.refresh)) {
 		return
 	}
-	h.delay.Store(int64(h.computeDelay()))
+	h.refresh(nowNs)
 }
 
 // hostError records that host answered with a host-level error now.
@@ -277,6 +328,7 @@ type Stats struct {
 	NoTarget     uint64        // hedges that fired but found no host left (see doc.go)
 	Unreserved   uint64        // hedges that fired after their reservation was released (see doc.go)
 	Delay        time.Duration // current hedge delay
+	Quantile     float64       // quantile the delay follows now (>= the configured one under budget pressure)
 	// Budget window: requests and hedges counted in the sliding window,
 	// and reservations currently held.
 	WindowRequests, WindowHedges uint64
@@ -296,6 +348,7 @@ func (h *Hedger) Stats() Stats {
 		NoTarget:       h.noTarget.Load(),
 		Unreserved:     h.unreserved.Load(),
 		Delay:          h.Delay(),
+		Quantile:       h.Quantile(),
 		WindowRequests: r,
 		WindowHedges:   hd,
 		Reserved:       res,

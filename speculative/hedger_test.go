@@ -113,3 +113,54 @@ func TestOptionErrorsNameFieldValueRange(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "MinSamples = -1")
 }
+
+func TestBudgetPressureRaisesQuantileAndRelaxes(t *testing.T) {
+	clk := newFakeClock()
+	// a source whose q-quantile is q x 100ms, so the delay shows the quantile
+	src := &fakeSource{fn: func(q float64) time.Duration { return time.Duration(q * float64(100*time.Millisecond)) }}
+	h, err := New(WithSource(src), WithClock(clk.Now), WithDelayBounds(time.Millisecond, time.Second))
+	require.NoError(t, err)
+	assert.Equal(t, 0.95, h.Quantile())
+	assert.Equal(t, 95*time.Millisecond, h.Delay())
+
+	step := func(execs, hedges uint64) {
+		h.executions.Add(execs)
+		h.hedges.Add(hedges)
+		clk.Advance(time.Second)
+		h.maybeRefresh(h.nowNs())
+	}
+	// ordinary hedging at 5% of requests uses the whole 5% budget: tighten
+	// so it uses 70% of it (3.5%)
+	step(1000, 50)
+	assert.InDelta(t, 0.965, h.Quantile(), 1e-9)
+	assert.InDelta(t, float64(96500*time.Microsecond), float64(h.Delay()), float64(time.Microsecond))
+	step(1000, 50)
+	assert.InDelta(t, 1-0.0245, h.Quantile(), 1e-9)
+
+	// at or under the target: relax 1.25x per second, back to the configured p95
+	step(1000, 20)
+	assert.InDelta(t, 1-0.030625, h.Quantile(), 1e-9)
+	for i := 0; i < 5; i++ {
+		step(1000, 0)
+	}
+	assert.Equal(t, 0.95, h.Quantile())
+	assert.Equal(t, 95*time.Millisecond, h.Delay())
+
+	// too few requests: no adjustment
+	step(10, 10)
+	assert.Equal(t, 0.95, h.Quantile())
+
+	// heavy pressure halves the exceedance per step, down to (1-q)/50
+	for i := 0; i < 20; i++ {
+		step(1000, 1000)
+	}
+	assert.InDelta(t, 1-0.05/50, h.Quantile(), 1e-9)
+	assert.InDelta(t, 1-0.05/50, h.Stats().Quantile, 1e-9)
+
+	// refreshes between control intervals do not adjust
+	q := h.Quantile()
+	h.executions.Add(1000)
+	clk.Advance(DefaultRefreshInterval)
+	h.maybeRefresh(h.nowNs())
+	assert.Equal(t, q, h.Quantile())
+}

@@ -36,13 +36,17 @@ type fakeSource struct {
 	ok    atomic.Bool
 	lastQ atomic.Uint64 // math.Float64bits of the last q asked
 	calls atomic.Int64
+	fn    func(q float64) time.Duration // when set, the answer (always ok)
 }
 
 func (s *fakeSource) set(d time.Duration, ok bool) { s.d.Store(int64(d)); s.ok.Store(ok) }
 
 func (s *fakeSource) LatencyQuantile(q float64) (time.Duration, bool) {
 	s.calls.Add(1)
-	s.lastQ.Store(uint64(q * 1e6))
+	s.lastQ.Store(uint64(q*1e6 + 0.5))
+	if s.fn != nil {
+		return s.fn(q), true
+	}
 	return time.Duration(s.d.Load()), s.ok.Load()
 }
 

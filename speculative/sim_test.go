@@ -172,8 +172,8 @@ func TestSimHedgingCutsStallTail(t *testing.T) {
 	hedges := st1.Hedges - st0.Hedges
 	t.Logf("unhedged: n=%d p50=%v p99=%v p99.9=%v max=%v errs=%d", len(rb.lat), rb.q(.5), rb.q(.99), rb.q(.999), rb.q(1), rb.errs)
 	t.Logf("hedged:   n=%d p50=%v p99=%v p99.9=%v max=%v errs=%d", len(rh.lat), rh.q(.5), rh.q(.99), rh.q(.999), rh.q(1), rh.errs)
-	t.Logf("hedged: executions=%d attempts=%d extra=%.2f%% hedges=%d budgetDenied=%d unreserved=%d delay=%v",
-		execs, att1-att0, 100*extra, hedges, st1.BudgetDenied-st0.BudgetDenied, st1.Unreserved-st0.Unreserved, st1.Delay)
+	t.Logf("hedged: executions=%d attempts=%d extra=%.2f%% hedges=%d budgetDenied=%d unreserved=%d delay=%v quantile=%.4f",
+		execs, att1-att0, 100*extra, hedges, st1.BudgetDenied-st0.BudgetDenied, st1.Unreserved-st0.Unreserved, st1.Delay, st1.Quantile)
 
 	require.Zero(t, rb.errs)
 	require.Zero(t, rh.errs)
