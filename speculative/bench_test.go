@@ -1,0 +1,166 @@
+package speculative
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gocql/gocql"
+)
+
+// benchPolicy is an allocation-free inner policy, so benchmarks show the
+// wrapper's own cost.
+type benchPolicy struct {
+	fakePolicy
+	sels []gocql.SelectedHost
+	ml   []gocql.SelectedHost
+	i    atomic.Uint64
+}
+
+func newBenchPolicy(hosts ...*gocql.HostInfo) *benchPolicy {
+	p := &benchPolicy{}
+	for _, h := range hosts {
+		p.sels = append(p.sels, &fakeSel{p: &p.fakePolicy, h: h})
+		p.ml = append(p.ml, &marklessSel{h})
+	}
+	return p
+}
+
+func benchRig(b *testing.B, opts ...Option) (*Hedger, gocql.HostSelectionPolicy) {
+	src := &fakeSource{}
+	src.set(5*time.Millisecond, true)
+	h, err := New(append([]Option{WithSource(src)}, opts...)...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	hosts := []*gocql.HostInfo{newHost("127.0.0.1"), newHost("127.0.0.2"), newHost("127.0.0.3")}
+	inner := newBenchPolicy(hosts...)
+	inner.marks = map[*gocql.HostInfo][]error{}
+	p := h.Wrap(&markless{benchPolicy: inner, fn: inner.marklessNext})
+	for _, x := range hosts {
+		p.AddHost(x)
+	}
+	return h, p
+}
+
+// markless drops Marks (the fake's recording would dominate).
+type markless struct {
+	*benchPolicy
+	fn gocql.NextHost
+}
+
+type marklessSel struct{ h *gocql.HostInfo }
+
+func (s *marklessSel) Info() *gocql.HostInfo { return s.h }
+func (s *marklessSel) Mark(error)            {}
+
+func (m *markless) Pick(q gocql.ExecutableQuery) gocql.NextHost { return m.fn }
+
+func (p *benchPolicy) marklessNext() gocql.SelectedHost {
+	return p.ml[p.i.Add(1)%uint64(len(p.ml))]
+}
+
+// BenchmarkPickNotEligible: a non-idempotent query passes straight through.
+func BenchmarkPickNotEligible(b *testing.B) {
+	_, p := benchRig(b)
+	q := &gocql.Query{}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		p.Pick(q)().Mark(nil)
+	}
+}
+
+// BenchmarkPickBudgetSpent: an eligible query when the budget is spent.
+func BenchmarkPickBudgetSpent(b *testing.B) {
+	_, p := benchRig(b, WithBudget(0, time.Second))
+	q := idem()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		p.Pick(q)().Mark(nil)
+	}
+}
+
+// BenchmarkPickArmed: an armed execution whose first attempt wins (95% case).
+func BenchmarkPickArmed(b *testing.B) {
+	_, p := benchRig(b, WithBudget(1, time.Second))
+	q := idem()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		p.Pick(q)().Mark(nil)
+	}
+}
+
+// BenchmarkPickArmedHedged: an armed execution whose hedge fires.
+func BenchmarkPickArmedHedged(b *testing.B) {
+	_, p := benchRig(b, WithBudget(1, time.Second))
+	q := idem()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		next := p.Pick(q)
+		first := next()
+		next().Mark(nil)
+		first.Mark(nil)
+	}
+}
+
+func BenchmarkPickArmedParallel(b *testing.B) {
+	_, p := benchRig(b, WithBudget(1, time.Second))
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		q := idem()
+		for pb.Next() {
+			p.Pick(q)().Mark(nil)
+		}
+	})
+}
+
+func BenchmarkDelay(b *testing.B) {
+	h, _ := benchRig(b)
+	spec := &h.spec
+	b.ReportAllocs()
+	var d time.Duration
+	for i := 0; i < b.N; i++ {
+		d += spec.Delay()
+	}
+	_ = d
+}
+
+func BenchmarkBudgetParallel(b *testing.B) {
+	bg := newBudget(0.05, int64(10*time.Second))
+	start := time.Now()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			now := int64(time.Since(start))
+			bg.request(now)
+			if bg.tryReserve(now) {
+				bg.release()
+			}
+		}
+	})
+}
+
+func BenchmarkRecorderRecordParallel(b *testing.B) {
+	r, _ := NewRecorder(RecorderConfig{})
+	now := time.Now()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			i++
+			r.Record(time.Duration(i%10000)*time.Microsecond, now)
+		}
+	})
+}
+
+func BenchmarkRecorderQuantile(b *testing.B) {
+	r, _ := NewRecorder(RecorderConfig{})
+	now := time.Now()
+	for i := 0; i < 100000; i++ {
+		r.Record(time.Duration(i%10000)*time.Microsecond, now)
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		r.LatencyQuantile(0.95)
+	}
+}
