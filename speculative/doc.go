@@ -35,8 +35,9 @@
 //     there is no cluster-wide setting. executeQuery calls the policy's
 //     Pick(qry) first and reads the query's SpeculativeExecutionPolicy right
 //     after, so the wrapped Pick sets it per execution: one extra attempt
-//     when the execution may hedge, none otherwise. Queries that are not
-//     idempotent or opted out are left untouched.
+//     when the execution may hedge, none otherwise (a policy the user set on
+//     an eligible query is replaced; Disable keeps it). Queries that are
+//     not idempotent or opted out are left untouched.
 //   - Delay() is read once per execution (time.NewTicker(sp.Delay())); it
 //     must be > 0. Attempts() is read up to 3 times per execution (the
 //     "== 0" check and each loop test in speculate), so it cannot count or
@@ -109,6 +110,18 @@
 //   - Corner case: if the first attempt's retries used up every host before
 //     the hedge fires, the hedge finds no host and gocql returns
 //     ErrNoConnections (Stats.NoTarget).
+//
+// # Cost
+//
+// Per execution (go test -bench . -benchmem ./speculative/, 2-core Xeon):
+// not eligible or budget spent 70-95 ns, 0 allocations; armed 225 ns and 2
+// allocations (the per-execution state and its NextHost closure: gocql
+// needs a distinct NextHost per execution, and the state cannot be pooled
+// because a losing attempt may still call it after the query returned);
+// Delay() 0.3 ns; Recorder.Record 7 ns; a quantile scan 0.5 µs (once per
+// refresh interval). Hosts are pulled from the wrapped iterator lazily, one
+// per attempt, so a policy that counts what its iterator hands out sees the
+// same calls as without hedging (except hosts skipped by the error holdoff).
 //
 // The wrapped policy must be the outermost one (it does not implement
 // gocql.HostTierer, so do not use it as a TokenAwareHostPolicy fallback).
