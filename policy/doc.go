@@ -1,0 +1,62 @@
+// Package policy is a drop-in gocql.HostSelectionPolicy (gocql v1.7.0) that
+// routes each request to the replica expected to answer fastest, after C3
+// (Suresh et al., NSDI'15) and the DataStax drivers' busy-node avoidance:
+//
+//	p, err := policy.New()             // C3, validated options
+//	cluster := gocql.NewCluster(hosts...)
+//	policy.Wire(cluster, p)            // policy + query/batch observers
+//	session, err := cluster.CreateSession()
+//
+// Query plan (Pick): the query's local replicas (token-aware: Murmur3 token of
+// the routing key, replica placement of the keyspace's SimpleStrategy or
+// NetworkTopologyStrategy) ranked by the strategy, then remote replicas (only
+// WithRemoteDCs), then the remaining local hosts, then the remaining remote
+// hosts (only WithRemoteDCs), from a random start. Down hosts are skipped.
+// Without token information (no routing key, unknown keyspace, partitioner
+// other than Murmur3) a random sample of up to MaxCandidates local hosts is
+// ranked instead of the replicas.
+//
+// Strategies: C3 (default): sort by Psi_s = R_s - 1/mu_s + qhat^3/mu_s with
+// qhat = 1 + os_s*w + q_s, divided by successRate^3 so that hosts answering
+// with errors (fast failures) sink; busy hosts last while a majority is
+// healthy; with probability ProbeProbability a replica without a response for
+// ProbeAfter goes first (recovery probing); then Algorithm 1: the first
+// replica within its CUBIC sending rate, else wait for the next rate window at
+// most MaxBackpressureWait and send to the best replica anyway. P2C: DataStax
+// power of two random choices on in-flight counts, busy hosts last.
+// RoundRobin: rotation over the replicas, the baseline.
+//
+// Which signal drives what:
+//
+//	NextHost (host handed out)  os_s += 1; one token of the host's sending rate
+//	Mark, first call            os_s -= 1 (exactly once per hand-out; later
+//	                            Marks of a Retry on the same host do not
+//	                            decrement again)
+//	Mark, without Wire          also the measurement: latency since NextHost
+//	                            (or since the previous Mark), outcome from the
+//	                            error; Mark(nil) cannot tell success from a
+//	                            cancelled attempt, hence Wire
+//	QueryObserver/BatchObserver the measurement with Wire: End-Start of each
+//	(installed by Wire)         attempt and its real error -> R_s, latency
+//	                            histograms (LatencyQuantile), success buckets,
+//	                            last-response time, receive rate, Algorithm 2.
+//	                            Cancelled attempts (context cancelled/expired,
+//	                            speculative losers) are ignored
+//	RecordFeedback(iter)        EWMA of server-reported q_s and 1/mu_s
+//	HostDown / HostUp           skip / clean slate (stats reset, os_s reset)
+//
+// Without server feedback C3 uses client-side estimates: 1/mu_s falls back to
+// R_s (the whole response time is taken as service time) and q_s to 0, so
+// Psi_s = qhat^3 * R_s with qhat = 1 + os_s*w. A host without samples is
+// scored with the cluster-wide R EWMA.
+//
+// Defaults: strategy C3, w (ConcurrencyWeight) 1, busy at 10 in flight and
+// 200ms without response, CUBIC delta 20ms, beta 0.2, saddle 100ms,
+// hysteresis 40ms, s_max 10, initial rate 100/delta, MaxBackpressureWait 1ms,
+// jitter 0.05, probe probability 0.01 after 1s, MaxCandidates 8, EWMA alpha
+// 0.1.
+//
+// The hot path (Pick, NextHost, Mark) allocates nothing for non-idempotent
+// queries (per-query state is pooled; see Pick) and takes no lock shared
+// between hosts.
+package policy

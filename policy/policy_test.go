@@ -1,0 +1,510 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gocql/gocql"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute/tracker"
+)
+
+func TestOptionsValidated(t *testing.T) {
+	cases := []struct {
+		opt  Option
+		want string
+	}{
+		{WithStrategy(Strategy(7)), "WithStrategy: Strategy = 7, allowed C3 (0), P2C (1), RoundRobin (2)"},
+		{WithConcurrencyWeight(-1), "ConcurrencyWeight = -1, allowed 0..1e6"},
+		{WithBusy(0, time.Second), "BusyInFlight = 0, allowed 1..1000000"},
+		{WithBusy(10, time.Microsecond), "BusyNoResponse = 1µs, allowed 1ms..1m"},
+		{WithMaxBackpressureWait(2 * time.Second), "MaxBackpressureWait = 2s, allowed 0..1s"},
+		{WithJitter(0.9), "Jitter = 0.9, allowed 0..0.5"},
+		{WithProbe(1.5, time.Second), "ProbeProbability = 1.5, allowed 0..1"},
+		{WithProbe(0.1, 0), "ProbeAfter = 0s, allowed 1ms..1h"},
+		{WithMaxCandidates(17), "MaxCandidates = 17, allowed 1..16"},
+		{WithFeedbackKeys("", "x"), "WithFeedbackKeys"},
+		{WithRate(tracker.RateConfig{Beta: 2}), "RateConfig.Beta = 2, allowed (0,1)"},
+		{WithTracker(tracker.Config{EWMAAlpha: 3}), "EWMAAlpha = 3, allowed (0,1]"},
+	}
+	for _, tc := range cases {
+		_, err := New(tc.opt)
+		require.Error(t, err, tc.want)
+		assert.Contains(t, err.Error(), tc.want)
+	}
+	_, err := New(WithJitter(-1), WithMaxCandidates(0))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Jitter = -1")
+	assert.Contains(t, err.Error(), "MaxCandidates = 0", "all invalid options are reported")
+
+	p, err := New()
+	require.NoError(t, err)
+	assert.Equal(t, C3, p.Strategy())
+	assert.Equal(t, 10, p.cfg.busyInFlight)
+	assert.Equal(t, 200*time.Millisecond, p.cfg.busyNoResponse)
+	assert.Equal(t, 1.0, p.cfg.weight)
+	assert.Equal(t, 20*time.Millisecond, p.Tracker().Config().Rate.Interval)
+
+	for _, s := range []string{"c3", "P2C", "roundrobin", "rr"} {
+		_, err := ParseStrategy(s)
+		assert.NoError(t, err)
+	}
+	_, err = ParseStrategy("best")
+	assert.ErrorContains(t, err, `"best", allowed c3, p2c, roundrobin`)
+	assert.Equal(t, "p2c", P2C.String())
+}
+
+func TestDownHostsNeverFirst(t *testing.T) {
+	for _, s := range []Strategy{C3, P2C, RoundRobin} {
+		t.Run(s.String(), func(t *testing.T) {
+			p, hosts, _ := testPolicy(t, 3, WithStrategy(s))
+			p.HostDown(hosts[1])
+			q := &fakeQuery{}
+			for i := 0; i < 300; i++ {
+				pl := plan(p, q)
+				require.Len(t, pl, 2, "down host is not in the plan at all")
+				assert.NotContains(t, pl, "h1")
+			}
+			p.HostDown(hosts[0])
+			p.HostDown(hosts[2])
+			next := p.Pick(q)
+			assert.Nil(t, next(), "all down: empty plan, no panic")
+		})
+	}
+}
+
+func TestRecoveredHostGetsTraffic(t *testing.T) {
+	p, hosts, clk := testPolicy(t, 3)
+	q := &fakeQuery{}
+	// h1 was slow and failing before it went down
+	h1 := p.Tracker().Host("h1")
+	for i := 0; i < 50; i++ {
+		h1.Observe(50*time.Millisecond, tracker.Failure)
+		p.Tracker().Host("h0").Observe(time.Millisecond, tracker.Success)
+		p.Tracker().Host("h2").Observe(time.Millisecond, tracker.Success)
+	}
+	first := map[string]int{}
+	for i := 0; i < 300; i++ {
+		first[plan(p, q)[0]]++
+	}
+	assert.Less(t, first["h1"], 15, "slow failing host is avoided (only probes): %v", first)
+	p.HostDown(hosts[1])
+	clk.Advance(5 * time.Second)
+	p.HostUp(hosts[1])
+	first = map[string]int{}
+	for i := 0; i < 300; i++ {
+		first[plan(p, q)[0]]++
+	}
+	assert.Greater(t, first["h1"], 60, "recovered host is a clean slate and gets traffic: %v", first)
+}
+
+func TestStaleHostIsProbed(t *testing.T) {
+	p, _, clk := testPolicy(t, 3, WithProbe(0.05, time.Second), WithRateControl(false))
+	tr := p.Tracker()
+	tr.Host("h1").Observe(100*time.Millisecond, tracker.Success) // looks very slow
+	q := &fakeQuery{}
+	n := 0
+	for i := 0; i < 2000; i++ {
+		next := p.Pick(q)
+		h := next()
+		if id(h) == "h1" {
+			n++
+		}
+		clk.Advance(time.Millisecond) // 1ms per request, instant responses
+		h.Mark(nil)
+	}
+	// h1 gets probed about once per second of its staleness: a handful of
+	// requests in 2s, not zero and not a fair share
+	assert.GreaterOrEqual(t, n, 1)
+	assert.Less(t, n, 40)
+	assert.GreaterOrEqual(t, p.Counters().Probes, uint64(1))
+}
+
+func TestHerdSpreadOfFirstPicks(t *testing.T) {
+	for _, s := range []Strategy{C3, P2C, RoundRobin} {
+		t.Run(s.String(), func(t *testing.T) {
+			p, _, _ := testPolicy(t, 3, WithStrategy(s))
+			q := &fakeQuery{}
+			first := map[string]int{}
+			const n = 3000
+			for i := 0; i < n; i++ {
+				// identical hosts, nothing outstanding: only tie-breaking decides
+				next := p.Pick(q)
+				h := next()
+				first[id(h)]++
+				h.Mark(nil)
+				for _, hs := range p.Tracker().Hosts() {
+					hs.Reset() // keep the hosts identical
+				}
+			}
+			for _, h := range []string{"h0", "h1", "h2"} {
+				assert.InDelta(t, n/3, first[h], n/10, "%s: %v", h, first)
+			}
+		})
+	}
+}
+
+func TestC3PrefersFastHostAndCountsInFlight(t *testing.T) {
+	p, _, clk := testPolicy(t, 3, WithRateControl(false), WithProbe(0, time.Second))
+	tr := p.Tracker()
+	for i := 0; i < 20; i++ {
+		tr.Host("h0").Observe(time.Millisecond, tracker.Success)
+		tr.Host("h1").Observe(5*time.Millisecond, tracker.Success)
+		tr.Host("h2").Observe(2*time.Millisecond, tracker.Success)
+	}
+	q := &fakeQuery{}
+	// sequential, no outstanding requests: always the fastest
+	for i := 0; i < 100; i++ {
+		assert.Equal(t, "h0", plan(p, q)[0])
+	}
+	// outstanding requests on h0 (os*w in qhat^3) shift new requests away
+	var open []gocql.SelectedHost
+	first := map[string]int{}
+	for i := 0; i < 30; i++ {
+		h := p.Pick(q)()
+		first[id(h)]++
+		open = append(open, h)
+	}
+	assert.Greater(t, first["h2"], 3, "%v", first)
+	assert.Greater(t, first["h0"], first["h1"], "%v", first)
+	for _, h := range open {
+		clk.Advance(time.Microsecond)
+		h.Mark(nil)
+	}
+	for _, s := range tr.Snapshot() {
+		assert.EqualValues(t, 0, s.InFlight, s.ID)
+	}
+}
+
+func TestBusyHostPutLast(t *testing.T) {
+	p, _, clk := testPolicy(t, 3, WithRateControl(false), WithProbe(0, time.Second), WithBusy(10, 200*time.Millisecond))
+	Wire(gocql.NewCluster("127.0.0.1"), p) // Marks below do not measure
+	tr := p.Tracker()
+	h0, h1, h2 := tr.Host("h0"), tr.Host("h1"), tr.Host("h2")
+	h0.Observe(10*time.Microsecond, tracker.Success) // h0 is very fast...
+	var stuck0 []tracker.Attempt
+	for i := 0; i < 10; i++ { // ...but 10 of its requests hang
+		stuck0 = append(stuck0, h0.Begin())
+	}
+	respond := func() { // h1 and h2 keep answering, slowly
+		h1.Observe(100*time.Millisecond, tracker.Success)
+		h2.Observe(100*time.Millisecond, tracker.Success)
+	}
+	q := &fakeQuery{}
+	clk.Advance(199 * time.Millisecond)
+	respond()
+	// Psi(h0) = 10us * (1+10)^3 = 13ms < Psi(h1,h2) = 100ms: first while not busy
+	assert.Equal(t, "h0", plan(p, q)[0], "10 in flight but a response 199ms ago: not busy")
+	clk.Advance(time.Millisecond)
+	respond()
+	for i := 0; i < 100; i++ {
+		pl := plan(p, q)
+		require.Equal(t, "h0", pl[2], "busy host is last but stays in the plan (retries, speculation)")
+	}
+	h0.End(stuck0[0])
+	assert.Equal(t, "h0", plan(p, q)[0], "9 in flight: not busy")
+	stuck0[0] = h0.Begin()
+
+	// a second busy host: no healthy majority, the busy rule is ignored and
+	// the plan is ranked by score again
+	var stuck1 []tracker.Attempt
+	for i := 0; i < 10; i++ {
+		stuck1 = append(stuck1, h1.Begin())
+	}
+	clk.Advance(300 * time.Millisecond)
+	h2.Observe(100*time.Millisecond, tracker.Success)
+	assert.Equal(t, "h0", plan(p, q)[0])
+	for _, s := range p.Stats() {
+		assert.Equal(t, s.ID != "h2", s.Busy, s.ID)
+	}
+	for _, a := range stuck0 {
+		h0.End(a)
+	}
+	for _, a := range stuck1 {
+		h1.End(a)
+	}
+}
+
+func TestP2CPicksLessLoaded(t *testing.T) {
+	p, _, _ := testPolicy(t, 2, WithStrategy(P2C))
+	q := &fakeQuery{}
+	a := p.Tracker().Host("h0").Begin() // h0 has one request in flight
+	for i := 0; i < 100; i++ {
+		assert.Equal(t, []string{"h1", "h0"}, plan(p, q))
+	}
+	p.Tracker().Host("h0").End(a)
+}
+
+func TestRoundRobinRotates(t *testing.T) {
+	p, _, _ := testPolicy(t, 3, WithStrategy(RoundRobin), WithMaxCandidates(3))
+	q := &fakeQuery{}
+	first := map[string]int{}
+	for i := 0; i < 300; i++ {
+		first[plan(p, q)[0]]++
+	}
+	// the candidate sample starts at a random host and is then rotated by a
+	// counter: exact thirds are not guaranteed, a fair spread is
+	for _, h := range []string{"h0", "h1", "h2"} {
+		assert.InDelta(t, 100, first[h], 40, "%v", first)
+	}
+}
+
+// TestBackpressureBounded: when every replica is over its sending rate the
+// request waits at most MaxBackpressureWait for the next window, then goes to
+// the best replica anyway: never dropped, never blocked for longer.
+func TestBackpressureBounded(t *testing.T) {
+	p, _, clk := testPolicy(t, 3,
+		WithRate(tracker.RateConfig{InitialRate: 1, MinRate: 1}),
+		WithMaxBackpressureWait(2*time.Millisecond), WithProbe(0, time.Second))
+	clk.Set(20 * time.Second) // aligned to a 20ms window
+	q := &fakeQuery{}
+	var hs []gocql.SelectedHost
+	seen := map[string]bool{}
+	for i := 0; i < 3; i++ { // one token each: the three go to three different hosts
+		h := p.Pick(q)()
+		seen[id(h)] = true
+		hs = append(hs, h)
+	}
+	assert.Len(t, seen, 3, "rate limit spreads requests over the replicas")
+	assert.EqualValues(t, 0, clk.Sleeps())
+	start := clk.Now()
+	h := p.Pick(q)() // all over rate: waits 2ms (the window ends in 20ms), then sends anyway
+	require.NotNil(t, h)
+	assert.EqualValues(t, 1, clk.Sleeps())
+	assert.Equal(t, 2*time.Millisecond, clk.Now()-start)
+	c := p.Counters()
+	assert.EqualValues(t, 1, c.BackpressureWaits)
+	assert.EqualValues(t, 1, c.SentOverRate)
+	hs = append(hs, h)
+
+	clk.Set(20*time.Second + 19*time.Millisecond)
+	h = p.Pick(q)() // 1ms before the next window: waits 1ms, then a token is free
+	assert.Equal(t, 20*time.Second+20*time.Millisecond, clk.Now())
+	assert.EqualValues(t, 1, p.Counters().SentOverRate, "token available after the wait")
+	hs = append(hs, h)
+	for _, h := range hs {
+		h.Mark(nil)
+	}
+
+	// MaxBackpressureWait 0: never waits
+	p0, _, clk0 := testPolicy(t, 1, WithRate(tracker.RateConfig{InitialRate: 1}), WithMaxBackpressureWait(0))
+	for i := 0; i < 5; i++ {
+		h := p0.Pick(q)()
+		require.NotNil(t, h)
+		h.Mark(nil)
+	}
+	assert.EqualValues(t, 0, clk0.Sleeps())
+}
+
+// TestAttemptAccountingExact covers gocql's Mark semantics: Retry marks the
+// same SelectedHost again, hosts skipped by gocql are never marked.
+func TestAttemptAccountingExact(t *testing.T) {
+	p, _, clk := testPolicy(t, 3, WithRateControl(false))
+	tr := p.Tracker()
+	q := &fakeQuery{}
+	next := p.Pick(q)
+	h := next()
+	hid := id(h)
+	assert.EqualValues(t, 1, tr.Host(hid).InFlight())
+	clk.Advance(3 * time.Millisecond)
+	h.Mark(&gocql.RequestErrReadTimeout{}) // Retry decision: same host again
+	assert.EqualValues(t, 0, tr.Host(hid).InFlight())
+	clk.Advance(2 * time.Millisecond)
+	h.Mark(nil)
+	assert.EqualValues(t, 0, tr.Host(hid).InFlight(), "second Mark does not decrement again")
+	s := tr.Host(hid).Snapshot()
+	assert.EqualValues(t, 2, s.Samples, "both attempts measured (unwired)")
+	assert.EqualValues(t, 2, s.Responses)
+	assert.EqualValues(t, 1, s.Successes)
+	assert.InDelta(t, float64(3*time.Millisecond)*0.9+float64(2*time.Millisecond)*0.1, float64(s.ResponseTime), 1, "retry latency measured from the previous Mark")
+
+	// gocql skips a host without Mark (no pool / no connection) and asks for
+	// the next one: a sequential (non-idempotent) plan ends the skipped attempt
+	next = p.Pick(q)
+	h1 := next()
+	h2 := next()
+	assert.EqualValues(t, 0, tr.Host(id(h1)).InFlight())
+	assert.EqualValues(t, 1, tr.Host(id(h2)).InFlight())
+	h2.Mark(nil)
+	assert.EqualValues(t, 1, p.Counters().Abandoned)
+	for _, s := range tr.Snapshot() {
+		assert.EqualValues(t, 0, s.InFlight, s.ID)
+	}
+
+	// idempotent plans may be speculative: two hand-outs outstanding at once
+	qi := &fakeQuery{idempotent: true}
+	next = p.Pick(qi)
+	a, b := next(), next()
+	assert.EqualValues(t, 1, tr.Host(id(a)).InFlight())
+	assert.EqualValues(t, 1, tr.Host(id(b)).InFlight())
+	b.Mark(nil)
+	a.Mark(nil)
+	for _, s := range tr.Snapshot() {
+		assert.EqualValues(t, 0, s.InFlight, s.ID)
+	}
+	// host down while attempts are outstanding: the count is reset and the
+	// late Mark does not drive it negative
+	next = p.Pick(qi)
+	c := next()
+	p.HostDown(c.Info())
+	assert.EqualValues(t, 0, tr.Host(id(c)).InFlight())
+	c.Mark(errors.New("connection closed"))
+	assert.EqualValues(t, 0, tr.Host(id(c)).InFlight())
+}
+
+// TestWiredObserverMeasures: with Wire, the observer records each attempt's
+// real outcome; a cancelled speculative loser (Mark(nil)) is not recorded as
+// a fast success.
+func TestWiredObserverMeasures(t *testing.T) {
+	p, hosts, _ := testPolicy(t, 2, WithRateControl(false))
+	cfg := gocql.NewCluster("127.0.0.1")
+	prev := &countingObserver{}
+	cfg.QueryObserver = prev
+	Wire(cfg, p)
+	assert.Same(t, p, cfg.PoolConfig.HostSelectionPolicy)
+	tr := p.Tracker()
+	base := time.Now()
+	obs := cfg.QueryObserver
+	obs.ObserveQuery(context.Background(), gocql.ObservedQuery{Host: hosts[0], Start: base, End: base.Add(10 * time.Millisecond)})
+	obs.ObserveQuery(context.Background(), gocql.ObservedQuery{Host: hosts[0], Start: base, End: base.Add(time.Microsecond), Err: context.Canceled})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	obs.ObserveQuery(ctx, gocql.ObservedQuery{Host: hosts[0], Start: base, End: base.Add(time.Microsecond), Err: errors.New("gocql: connection closed")})
+	s := tr.Host("h0").Snapshot()
+	assert.Equal(t, 10*time.Millisecond, s.ResponseTime, "cancelled attempts did not pull R_s down")
+	assert.EqualValues(t, 1, s.Samples)
+	assert.Equal(t, 3, prev.n, "previously installed observer still called")
+
+	// Mark does not measure when wired: only the in-flight count changes
+	next := p.Pick(&fakeQuery{})
+	h := next()
+	h.Mark(nil)
+	assert.EqualValues(t, 1, tr.Host("h0").Snapshot().Samples+tr.Host("h1").Snapshot().Samples)
+
+	cfg.BatchObserver.ObserveBatch(context.Background(), gocql.ObservedBatch{Host: hosts[1], Start: base, End: base.Add(3 * time.Millisecond), Err: &gocql.RequestErrUnavailable{}})
+	s = tr.Host("h1").Snapshot()
+	assert.EqualValues(t, 1, s.Responses)
+	assert.EqualValues(t, 0, s.Successes, "unavailable is a failure")
+}
+
+type countingObserver struct{ n int }
+
+func (c *countingObserver) ObserveQuery(context.Context, gocql.ObservedQuery) { c.n++ }
+
+type codeErr int
+
+func (c codeErr) Code() int       { return int(c) }
+func (c codeErr) Message() string { return "x" }
+func (c codeErr) Error() string   { return fmt.Sprintf("code %#x", int(c)) }
+
+func TestClassify(t *testing.T) {
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	bg := context.Background()
+	cases := []struct {
+		ctx  context.Context
+		err  error
+		want tracker.Outcome
+	}{
+		{bg, nil, tracker.Success},
+		{bg, gocql.ErrNotFound, tracker.Success},
+		{bg, codeErr(gocql.ErrCodeSyntax), tracker.Success},
+		{bg, codeErr(gocql.ErrCodeInvalid), tracker.Success},
+		{bg, codeErr(gocql.ErrCodeOverloaded), tracker.Failure},
+		{bg, &gocql.RequestErrUnavailable{}, tracker.Failure},
+		{bg, &gocql.RequestErrReadTimeout{}, tracker.Failure},
+		{bg, codeErr(gocql.ErrCodeServer), tracker.Failure},
+		{bg, context.Canceled, tracker.Cancelled},
+		{bg, fmt.Errorf("wrapped: %w", context.DeadlineExceeded), tracker.Cancelled},
+		{done, errors.New("gocql: connection closed"), tracker.Cancelled},
+		{done, nil, tracker.Success},
+		{bg, gocql.ErrTimeoutNoResponse, tracker.Lost},
+		{bg, errors.New("gocql: connection closed"), tracker.Lost},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, classify(c.ctx, c.err), "%v", c.err)
+	}
+}
+
+// TestConcurrentPickMark: 64 goroutines picking and marking with every
+// strategy, idempotent and not, retries, skipped hosts, up/down flapping;
+// afterwards every in-flight count is back to zero.
+func TestConcurrentPickMark(t *testing.T) {
+	for _, s := range []Strategy{C3, P2C, RoundRobin} {
+		t.Run(s.String(), func(t *testing.T) {
+			p, err := New(WithStrategy(s), WithMaxBackpressureWait(50*time.Microsecond))
+			require.NoError(t, err)
+			var hosts []*gocql.HostInfo
+			for i := 0; i < 4; i++ {
+				hosts = append(hosts, newHostInfo(fmt.Sprintf("c%d", i), fmt.Sprintf("127.0.2.%d", i+1)))
+			}
+			p.AddHosts(hosts)
+			var wg sync.WaitGroup
+			for g := 0; g < 64; g++ {
+				wg.Add(1)
+				go func(g int) {
+					defer wg.Done()
+					q := &fakeQuery{idempotent: g%2 == 0}
+					for i := 0; i < 200; i++ {
+						next := p.Pick(q)
+						h := next()
+						if h == nil {
+							continue
+						}
+						switch i % 5 {
+						case 0: // retry on the same host, then success
+							h.Mark(&gocql.RequestErrReadTimeout{})
+							h.Mark(nil)
+						case 1: // skipped by gocql, next host used
+							if h2 := next(); h2 != nil {
+								h2.Mark(nil)
+							}
+							if q.idempotent {
+								h.Mark(nil) // speculative loser
+							}
+						case 2:
+							h.Mark(errors.New("boom"))
+						default:
+							h.Mark(nil)
+						}
+						if g == 0 && i%50 == 0 {
+							p.HostDown(hosts[1])
+							_ = p.Stats()
+							p.HostUp(hosts[1])
+						}
+					}
+				}(g)
+			}
+			wg.Wait()
+			for _, s := range p.Tracker().Snapshot() {
+				assert.EqualValues(t, 0, s.InFlight, s.ID)
+			}
+		})
+	}
+}
+
+func TestStatsSnapshot(t *testing.T) {
+	p, hosts, _ := testPolicy(t, 2)
+	p.Tracker().Host("h0").Observe(2*time.Millisecond, tracker.Success)
+	p.HostDown(hosts[1])
+	st := p.Stats()
+	require.Len(t, st, 2)
+	assert.Equal(t, "h0", st[0].ID)
+	assert.True(t, st[0].Up)
+	assert.False(t, st[1].Up)
+	assert.Equal(t, 2*time.Millisecond, st[0].ResponseTime)
+	assert.InDelta(t, float64(2*time.Millisecond), st[0].Score, 1, "idle host: Psi = R")
+	assert.Equal(t, 20.0, st[0].Rate, "InitialRate 100, one response (rrate 1): decreased by beta")
+	assert.True(t, st[0].WithinRate)
+	assert.True(t, st[0].Local)
+	assert.Contains(t, st[0].Address, "127.0.1.1")
+	p.RemoveHost(hosts[1])
+	assert.Len(t, p.Stats(), 1)
+	_, ok := p.Tracker().Lookup("h1")
+	assert.False(t, ok)
+}
