@@ -100,7 +100,7 @@
 //     although the first attempt would have succeeded (tested).
 //   - Hedges avoid hosts that returned a host-level error (overloaded,
 //     unavailable, timeouts, connection errors) within ErrorHoldoff
-//     (default 1s); such hosts stay available to retries.
+//     (default 1s), unless no other host is left.
 //   - An error the hedge receives goes through the query's RetryPolicy
 //     inside the hedge attempt: with e.g. SimpleRetryPolicy (RetryNextHost)
 //     an overloaded hedge host is retried on the next host and the user sees
@@ -120,8 +120,11 @@
 // because a losing attempt may still call it after the query returned);
 // Delay() 0.3 ns; Recorder.Record 7 ns; a quantile scan 0.5 µs (once per
 // refresh interval). Hosts are pulled from the wrapped iterator lazily, one
-// per attempt, so a policy that counts what its iterator hands out sees the
-// same calls as without hedging (except hosts skipped by the error holdoff).
+// per attempt; a host pulled but not handed to gocql (down, duplicate, or
+// skipped by the error holdoff) is released at once with
+// Mark(context.Canceled), so a policy that counts hosts in flight from
+// NextHost to Mark (ours: os_s) stays balanced. (gocql's HostPoolHostPolicy
+// would count that Mark as a failure.)
 //
 // The wrapped policy must be the outermost one (it does not implement
 // gocql.HostTierer, so do not use it as a TokenAwareHostPolicy fallback).

@@ -116,7 +116,8 @@ func WithBudget(fraction float64, window time.Duration) Option {
 // WithErrorHoldoff makes hedges skip hosts that returned an error (timeout,
 // overload, connection error...) within d, so a hedge is not sent to a host
 // likely to answer with a fast error that would win the race; default 1s,
-// 0 turns it off. Allowed 0..1h. Such hosts stay available for retries.
+// 0 turns it off. Allowed 0..1h. If every remaining host failed recently,
+// the hedge goes to the first of them rather than nowhere.
 func WithErrorHoldoff(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 || d > time.Hour {

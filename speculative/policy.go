@@ -185,8 +185,6 @@ type execState struct {
 	slots    [3]hostSlot
 	nslots   int
 	extra    []*hostSlot
-	pendBuf  [2]gocql.SelectedHost
-	pending  []gocql.SelectedHost // pulled for the hedge but skipped (recent error); kept for retries
 }
 
 func sameHost(a, b *gocql.HostInfo) bool {
@@ -208,16 +206,17 @@ func (st *execState) seen(info *gocql.HostInfo) bool {
 			return true
 		}
 	}
-	for _, s := range st.pending {
-		if sameHost(s.Info(), info) {
-			return true
-		}
-	}
 	return false
 }
 
+// release gives a host pulled from the wrapped iterator but not handed to
+// gocql back to the wrapped policy: Mark(context.Canceled), "no attempt was
+// made", so a policy that counts hosts in flight from NextHost to Mark (ours
+// does, os_s) stays balanced, and ours records no measurement for it.
+func release(sel gocql.SelectedHost) { sel.Mark(context.Canceled) }
+
 // pull returns the wrapped iterator's next host that is up and not yet
-// used by this execution.
+// used by this execution; the hosts it skips are released.
 func (st *execState) pull() gocql.SelectedHost {
 	for i := 0; i < maxSkips; i++ {
 		sel := st.it()
@@ -227,17 +226,7 @@ func (st *execState) pull() gocql.SelectedHost {
 		if info := sel.Info(); info != nil && info.IsUp() && !st.seen(info) {
 			return sel
 		}
-	}
-	return nil
-}
-
-func (st *execState) popPending() gocql.SelectedHost {
-	for len(st.pending) > 0 {
-		sel := st.pending[0]
-		st.pending = st.pending[1:]
-		if sel.Info().IsUp() {
-			return sel
-		}
+		release(sel)
 	}
 	return nil
 }
@@ -266,10 +255,7 @@ func (st *execState) next() gocql.SelectedHost {
 			return st.hedge()
 		}
 	}
-	sel := st.popPending()
-	if sel == nil {
-		sel = st.pull()
-	}
+	sel := st.pull()
 	if sel == nil {
 		if st.reserved && !st.hedged {
 			st.reserved = false
@@ -281,30 +267,31 @@ func (st *execState) next() gocql.SelectedHost {
 }
 
 // hedge picks the hedge's host: the next host of the ranking that did not
-// fail recently (those are kept for retries), else a recently failed one,
-// else none.
+// fail within the error holdoff, else the first one that did, else none.
+// Skipped hosts are released.
 func (st *execState) hedge() gocql.SelectedHost {
 	h := st.h
 	st.hedged = true
 	now := h.nowNs()
-	var target gocql.SelectedHost
-	for {
+	var target, fallback gocql.SelectedHost
+	for target == nil {
 		sel := st.pull()
 		if sel == nil {
 			break
 		}
-		if h.recentlyFailed(sel.Info(), now) {
-			if st.pending == nil {
-				st.pending = st.pendBuf[:0]
-			}
-			st.pending = append(st.pending, sel)
-			continue
+		if !h.recentlyFailed(sel.Info(), now) {
+			target = sel
+		} else if fallback == nil {
+			fallback = sel
+		} else {
+			release(sel)
 		}
-		target = sel
-		break
 	}
-	if target == nil {
-		target = st.popPending()
+	switch {
+	case target == nil:
+		target = fallback
+	case fallback != nil:
+		release(fallback)
 	}
 	if target == nil {
 		h.noTarget.Add(1)

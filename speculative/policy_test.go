@@ -133,6 +133,11 @@ func TestHedgeNeverReusesAHost(t *testing.T) {
 	assert.Same(t, b, h.Info())
 	h.Mark(overloaded)
 	assert.Nil(t, next(), "only used hosts are left")
+	// every duplicate pulled from the wrapped iterator was released, the
+	// hosts handed out got gocql's Mark
+	assert.Equal(t, []error{context.Canceled, context.Canceled}, r.inner.marksOf(a))
+	assert.Equal(t, []error{context.Canceled}, r.inner.marksOf(aCopy))
+	assert.Equal(t, []error{overloaded}, r.inner.marksOf(b))
 }
 
 func TestHedgeSkipsRecentlyFailedHost(t *testing.T) {
@@ -152,10 +157,9 @@ func TestHedgeSkipsRecentlyFailedHost(t *testing.T) {
 	hedge := next()
 	require.NotNil(t, hedge)
 	assert.Same(t, h3, hedge.Info(), "the hedge skips h2, which failed 0s ago")
+	assert.Equal(t, []error{context.Canceled}, r.inner.marksOf(h2)[1:], "the skipped host is released to the wrapped policy")
 	s1.Mark(overloaded)
-	retry := next()
-	require.NotNil(t, retry)
-	assert.Same(t, h2, retry.Info(), "a recently failed host stays available to retries")
+	assert.Nil(t, next(), "h2 was released; no host left for a retry")
 
 	r.clk.Advance(time.Second)
 	next = r.p.Pick(idem())
