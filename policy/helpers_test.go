@@ -21,8 +21,8 @@ type fakeQuery struct {
 }
 
 func (q *fakeQuery) GetRoutingKey() ([]byte, error) { return q.key, nil }
-func (q *fakeQuery) Keyspace() string                { return q.ks }
-func (q *fakeQuery) IsIdempotent() bool              { return q.idempotent }
+func (q *fakeQuery) Keyspace() string               { return q.ks }
+func (q *fakeQuery) IsIdempotent() bool             { return q.idempotent }
 
 func newHostInfo(id, ip string) *gocql.HostInfo {
 	h := &gocql.HostInfo{}

@@ -372,28 +372,34 @@ func (p *Policy) Pick(qry gocql.ExecutableQuery) gocql.NextHost {
 		st = &queryState{p: p}
 		st.next = st.nextHost
 	}
-	st.tbl = t
 	st.pooled = pooled
-	st.replicas = nil
-	st.routed = false
-	if qry != nil && t.ring != nil {
-		if key, err := qry.GetRoutingKey(); err == nil && key != nil {
-			ks := qry.Keyspace()
-			e := t.ks[ks]
-			if (e == nil || (e.rm == nil && e.retryAt != 0 && p.clock.Now() >= e.retryAt)) && ks != "" {
-				e = p.loadKeyspace(ks, false)
-				st.tbl = p.tbl.Load()
-			}
-			if e != nil && e.rm != nil {
-				st.replicas = e.rm.Lookup(core.Murmur3Token(key))
-				st.routed = true
-			}
-		}
-	}
+	st.tbl, st.replicas, st.routed = p.route(t, qry)
 	if !st.routed {
 		p.noReplicas.Add(1)
 	}
 	return st.next
+}
+
+// route returns the table to use and the replica set of the query's token
+// (routed is false without token information).
+func (p *Policy) route(t *hostTable, qry gocql.ExecutableQuery) (*hostTable, []int32, bool) {
+	if qry == nil || t.ring == nil {
+		return t, nil, false
+	}
+	key, err := qry.GetRoutingKey()
+	if err != nil || key == nil {
+		return t, nil, false
+	}
+	ks := qry.Keyspace()
+	e := t.ks[ks]
+	if (e == nil || (e.rm == nil && e.retryAt != 0 && p.clock.Now() >= e.retryAt)) && ks != "" {
+		e = p.loadKeyspace(ks, false)
+		t = p.tbl.Load()
+	}
+	if e == nil || e.rm == nil {
+		return t, nil, false
+	}
+	return t, e.rm.Lookup(core.Murmur3Token(key)), true
 }
 
 // Wire installs p as cfg's host selection policy and installs its query and
