@@ -1,0 +1,82 @@
+package speculative
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gocql/gocql"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tailroute/tailroute/policy"
+	"github.com/tailroute/tailroute/sim"
+	"github.com/tailroute/tailroute/tracker"
+)
+
+// the tracker is a LatencySource
+var _ LatencySource = (*tracker.Tracker)(nil)
+
+// TestSimWithOurPolicy: hedging on top of our C3 policy, the delay
+// following its tracker. Same stall scenario as TestSimHedgingCutsStallTail
+// with C3 in both sessions. C3 steers new requests away from the stalled
+// node within milliseconds, so the unhedged tail is already shorter than
+// with token-aware round robin; hedging must still not make it worse, must
+// fire, and must stay within the budget.
+func TestSimWithOurPolicy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end timing test; skipped with -short")
+	}
+	c := startSim(t, 3, "127.0.0.16")
+	keys := setupData(t, c, 3, 300)
+
+	withC3 := func(t *testing.T) (func(*gocql.ClusterConfig), *policy.Policy) {
+		p, err := policy.New()
+		require.NoError(t, err)
+		return func(cl *gocql.ClusterConfig) { policy.Wire(cl, p) }, p
+	}
+	wireBase, _ := withC3(t)
+	base, _ := newSimSession(t, c, simKS, nil, wireBase)
+
+	wireHedged, p := withC3(t)
+	h, err := New(WithSource(p.Tracker()))
+	require.NoError(t, err)
+	hedged, attempts := newSimSession(t, c, simKS, h, wireHedged)
+
+	const rate = 300
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); openLoop(base, keys, rate, 2*time.Second, true) }()
+	go func() { defer wg.Done(); openLoop(hedged, keys, rate, 2*time.Second, true) }()
+	wg.Wait()
+	_, ok := p.Tracker().LatencyQuantile(0.95)
+	require.True(t, ok, "the tracker has a p95 after the warm-up")
+
+	m := sim.DefaultModel()
+	m.PauseEvery, m.PauseFor = 10*time.Second, 200*time.Millisecond
+	require.NoError(t, c.Nodes()[0].SetModel(m))
+
+	st0, att0 := h.Stats(), attempts.n.Load()
+	var rb, rh loadResult
+	wg.Add(2)
+	go func() { defer wg.Done(); rb = openLoop(base, keys, rate, 10*time.Second, true) }()
+	go func() { defer wg.Done(); rh = openLoop(hedged, keys, rate, 10*time.Second, true) }()
+	wg.Wait()
+	time.Sleep(50 * time.Millisecond)
+	st1, att1 := h.Stats(), attempts.n.Load()
+
+	execs := st1.Executions - st0.Executions
+	extra := float64(att1-att0)/float64(execs) - 1
+	hedges := st1.Hedges - st0.Hedges
+	t.Logf("C3 unhedged: n=%d p50=%v p99=%v p99.9=%v max=%v errs=%d", len(rb.lat), rb.q(.5), rb.q(.99), rb.q(.999), rb.q(1), rb.errs)
+	t.Logf("C3 hedged:   n=%d p50=%v p99=%v p99.9=%v max=%v errs=%d", len(rh.lat), rh.q(.5), rh.q(.99), rh.q(.999), rh.q(1), rh.errs)
+	t.Logf("C3 hedged: executions=%d extra=%.2f%% hedges=%d denied=%d delay=%v quantile=%.4f",
+		execs, 100*extra, hedges, st1.BudgetDenied-st0.BudgetDenied, st1.Delay, st1.Quantile)
+	require.Zero(t, rb.errs)
+	require.Zero(t, rh.errs)
+	assert.Greater(t, hedges, uint64(0))
+	assert.LessOrEqual(t, extra, 0.05+0.01)
+	assert.LessOrEqual(t, float64(rh.q(.999)), 1.2*float64(rb.q(.999)), "hedging does not make the C3 tail worse")
+	assert.Greater(t, st1.Delay, time.Millisecond, "delay follows the tracker, not the floor")
+	assert.Less(t, st1.Delay, DefaultMaxDelay, "delay follows the tracker, not the no-estimate ceiling")
+}
