@@ -114,7 +114,7 @@
 // # Cost
 //
 // Per execution (go test -bench . -benchmem ./speculative/, 2-core Xeon):
-// not eligible or budget spent 70-95 ns, 0 allocations; armed 225 ns and 2
+// not eligible or budget spent 60-95 ns, 0 allocations; armed ~200 ns and 2
 // allocations (the per-execution state and its NextHost closure: gocql
 // needs a distinct NextHost per execution, and the state cannot be pooled
 // because a losing attempt may still call it after the query returned);
