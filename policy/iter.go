@@ -27,6 +27,8 @@ type queryState struct {
 	fbStart int
 	fbPos   int
 	rnd     core.Rand
+	now     time.Duration // clock read by rank
+	haveNow bool
 
 	sels [4]selection
 	nsel int
@@ -46,6 +48,7 @@ func (st *queryState) reset() {
 	st.tbl = nil
 	st.replicas = nil
 	st.phase = phaseRank
+	st.haveNow = false
 	st.ncand, st.pos, st.fbPos = 0, 0, 0
 	for i := 0; i < st.nsel && i < len(st.sels); i++ {
 		st.sels[i] = selection{}
@@ -85,7 +88,12 @@ func (st *queryState) nextHost() gocql.SelectedHost {
 	}
 	st.nsel++
 	s.st, s.e = st, e
-	now := p.clock.Now()
+	var now time.Duration
+	if st.nsel == 1 && st.haveNow {
+		now = st.now // read by rank just now: save a clock read
+	} else {
+		now = p.clock.Now()
+	}
 	s.start = now
 	s.att = e.h.Begin()
 	if p.rateLimited() {
@@ -184,7 +192,7 @@ func (st *queryState) rank() {
 				break
 			}
 			e := t.hosts[i]
-			if e.local && e.isUp() {
+			if e.local && e.up.Load() { // gocql's own state is checked at hand-out
 				st.cand[n] = core.Candidate{Host: i}
 				n++
 			}
@@ -193,7 +201,7 @@ func (st *queryState) rank() {
 		start := st.rnd.Intn(len(t.local))
 		for k := 0; k < len(t.local) && n < p.cfg.maxCandidates; k++ {
 			i := t.local[(start+k)%len(t.local)]
-			if t.hosts[i].isUp() {
+			if t.hosts[i].up.Load() {
 				st.cand[n] = core.Candidate{Host: i}
 				n++
 			}
@@ -210,6 +218,7 @@ func (st *queryState) rank() {
 		core.OrderRoundRobin(c, p.rr.Add(1))
 	case P2C:
 		now := p.clock.Now()
+		st.now, st.haveNow = now, true
 		for k := range c {
 			h := t.hosts[c[k].Host].h
 			c[k].InFlight = h.InFlight()
@@ -231,6 +240,7 @@ func (st *queryState) rankC3(c []core.Candidate) {
 	t := st.tbl
 	cfg := &p.cfg
 	now := p.clock.Now()
+	st.now, st.haveNow = now, true
 	busyN := int64(cfg.busyInFlight)
 	limited := p.rateLimited()
 	for k := range c {
@@ -265,6 +275,7 @@ func (st *queryState) rankC3(c []core.Candidate) {
 		p.waits.Add(1)
 		p.clock.Sleep(wait)
 		now = p.clock.Now()
+		st.now = now
 		for k := 0; k < eligible; k++ {
 			c[k].InRate = t.hosts[c[k].Host].h.WithinRate(now)
 		}
@@ -311,7 +322,7 @@ func (s *selection) Mark(err error) {
 			from = s.lastMark
 		}
 		s.lastMark = now
-		s.e.h.Observe(now-from, classify(nil, err))
+		s.e.h.ObserveAt(now, now-from, classify(nil, err))
 	}
 	if err == nil && st.pooled {
 		st.release()

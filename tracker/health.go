@@ -36,6 +36,7 @@ type healthBuckets struct {
 	width  int64
 	slots  [healthSlots]atomic.Uint64
 	sticky atomic.Uint64 // fin<<hCountBits | ok of the last aged-out bucket with data
+	failed atomic.Bool   // any failure since the last reset: without one the rate is 1 (fast path)
 }
 
 func (h *healthBuckets) init(width time.Duration, now time.Duration) {
@@ -50,6 +51,7 @@ func (h *healthBuckets) reset(now time.Duration) {
 		h.slots[i].Store(hPack(e-healthSlots-1, 0, 0))
 	}
 	h.sticky.Store(0)
+	h.failed.Store(false)
 }
 
 func (h *healthBuckets) record(now time.Duration, success bool) {
@@ -58,6 +60,8 @@ func (h *healthBuckets) record(now time.Duration, success bool) {
 	var okInc uint64
 	if success {
 		okInc = 1
+	} else if !h.failed.Load() {
+		h.failed.Store(true)
 	}
 	tag := e & hTagMask
 	for {
@@ -86,6 +90,9 @@ func (h *healthBuckets) record(now time.Duration, success bool) {
 // (floored at floor) and, with no data at all, to 1: a clean-slate host is
 // considered healthy.
 func (h *healthBuckets) successRate(now time.Duration, floor float64) float64 {
+	if !h.failed.Load() {
+		return 1
+	}
 	e := int64(now) / h.width
 	var fin, ok float64
 	var newestOld uint64 // most recent out-of-window bucket with data

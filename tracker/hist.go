@@ -139,44 +139,47 @@ func (r *rollingHist) count(now time.Duration) uint64 {
 	return n
 }
 
+// addTo adds the counts of the last one to two windows to m and returns
+// their number.
+func (r *rollingHist) addTo(now time.Duration, m *[histBuckets]uint64) uint64 {
+	a, b := r.windows(now)
+	var n uint64
+	for _, w := range [2]*histWindow{a, b} {
+		if w == nil || w.total.Load() == 0 {
+			continue
+		}
+		for i := range m {
+			c := w.counts[i].Load()
+			m[i] += c
+			n += c
+		}
+	}
+	return n
+}
+
 // quantile returns the q-quantile of the last one to two windows and the
 // number of samples it is based on.
 func (r *rollingHist) quantile(now time.Duration, q float64) (time.Duration, uint64) {
-	a, b := r.windows(now)
-	var total uint64
-	if a != nil {
-		total += a.total.Load()
+	var m [histBuckets]uint64
+	n := r.addTo(now, &m)
+	return quantileOf(&m, n, q), n
+}
+
+// quantileOf returns the q-quantile of histogram counts m holding n samples.
+func quantileOf(m *[histBuckets]uint64, n uint64, q float64) time.Duration {
+	if n == 0 {
+		return 0
 	}
-	if b != nil {
-		total += b.total.Load()
-	}
-	if total == 0 {
-		return 0, 0
-	}
-	rank := uint64(q*float64(total) + 0.5)
+	rank := uint64(q*float64(n) + 0.5)
 	if rank < 1 {
 		rank = 1
 	}
 	var cum uint64
-	last := 0
-	for i := 0; i < histBuckets; i++ {
-		var c uint64
-		if a != nil {
-			c += a.counts[i].Load()
-		}
-		if b != nil {
-			c += b.counts[i].Load()
-		}
-		if c == 0 {
-			continue
-		}
-		last = i
+	for i, c := range m {
 		cum += c
-		if cum >= rank {
-			return time.Duration(histValue(i)), total
+		if c > 0 && cum >= rank {
+			return time.Duration(histValue(i))
 		}
 	}
-	// counts and total are read at different instants; fall back to the
-	// highest non-empty bucket.
-	return time.Duration(histValue(last)), total
+	return 0
 }

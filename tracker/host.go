@@ -108,17 +108,20 @@ func (h *Host) Observe(latency time.Duration, o Outcome) {
 	if o == Cancelled {
 		return
 	}
+	h.ObserveAt(h.t.clock.Now(), latency, o)
+}
+
+// ObserveAt is Observe for a caller that already read the clock (now).
+func (h *Host) ObserveAt(now, latency time.Duration, o Outcome) {
+	if o == Cancelled {
+		return
+	}
 	if latency < 0 {
 		latency = 0
 	}
-	t := h.t
-	now := t.clock.Now()
-	a := t.cfg.EWMAAlpha
-	h.resp.add(float64(latency), a)
-	t.resp.add(float64(latency), a)
+	h.resp.add(float64(latency), h.t.cfg.EWMAAlpha)
 	h.samples.Add(1)
 	h.hist.record(now, latency)
-	t.hist.record(now, latency)
 	h.health.record(now, o == Success)
 	if o == Success || o == Failure {
 		h.lastResp.Store(int64(now))
@@ -136,7 +139,6 @@ func (h *Host) Feedback(queueSize float64, serviceTime time.Duration) {
 	}
 	if serviceTime >= 0 {
 		h.svc.add(float64(serviceTime), a)
-		h.t.svc.add(float64(serviceTime), a)
 	}
 }
 
@@ -164,7 +166,7 @@ func (h *Host) Reset() {
 // View is what ranking needs to know about a host, read at one instant.
 type View struct {
 	InFlight      int64         // os_s
-	ResponseTime  float64       // R_s in ns; the cluster-wide EWMA (or DefaultResponseTime) when the host has no sample
+	ResponseTime  float64       // R_s in ns; the mean R_s of the hosts with samples (or DefaultResponseTime) when the host has none
 	ServiceTime   float64       // 1/mu_s in ns: feedback EWMA, else ResponseTime
 	QueueSize     float64       // q_s: feedback EWMA, else 0
 	HasSamples    bool          // R_s is the host's own

@@ -99,10 +99,24 @@ type Tracker struct {
 	hosts atomic.Pointer[map[string]*Host] // copy-on-write
 	nhost atomic.Int64
 
-	resp ewma // cluster-wide R EWMA: prior for hosts without samples
-	svc  ewma // cluster-wide service-time EWMA (feedback)
-	hist rollingHist
+	qcache atomic.Pointer[quantileCache]
 }
+
+// quantileCache keeps the last cluster-wide quantiles for QuantileCacheTTL so
+// that a caller asking for a quantile on every request (speculative
+// execution) does not merge the per-host histograms every time.
+type quantileCache struct {
+	at    time.Duration
+	total uint64
+	n     int
+	q     [4]float64
+	d     [4]time.Duration
+	ok    [4]bool
+}
+
+// QuantileCacheTTL is how long a cluster-wide quantile is reused while new
+// samples arrive.
+const QuantileCacheTTL = 10 * time.Millisecond
 
 // New returns a Tracker; cfg zero fields take defaults. Out-of-range fields
 // are reported as an error naming the field, the value and the allowed range.
@@ -114,7 +128,6 @@ func New(cfg Config) (*Tracker, error) {
 	t := &Tracker{cfg: cfg, clock: cfg.Clock}
 	m := map[string]*Host{}
 	t.hosts.Store(&m)
-	t.hist.init(cfg.LatencyWindow, t.clock.Now())
 	return t, nil
 }
 
@@ -195,25 +208,83 @@ func (t *Tracker) Snapshot() []HostSnapshot {
 }
 
 // LatencyQuantile returns the cluster-wide q-quantile (0 < q <= 1) of recent
-// attempt latencies (the current and previous LatencyWindow) and false when
-// fewer than MinQuantileSamples were recorded or q is out of range.
+// attempt latencies (the current and previous LatencyWindow of every host)
+// and false when fewer than MinQuantileSamples were recorded or q is out of
+// range. Hosts record into their own histograms only (no shared cache line
+// on the hot path); this merges them, and caches the result for
+// QuantileCacheTTL (or until the sample count changes while it was not ok).
 func (t *Tracker) LatencyQuantile(q float64) (time.Duration, bool) {
 	if !(q > 0 && q <= 1) {
 		return 0, false
 	}
-	d, n := t.hist.quantile(t.clock.Now(), q)
-	return d, n >= uint64(t.cfg.MinQuantileSamples)
+	now := t.clock.Now()
+	hosts := *t.hosts.Load()
+	var total uint64
+	for _, h := range hosts {
+		total += h.hist.count(now)
+	}
+	c := t.qcache.Load()
+	if c != nil && now-c.at < QuantileCacheTTL && now >= c.at {
+		for i := 0; i < c.n; i++ {
+			if c.q[i] == q && (c.ok[i] || c.total == total) {
+				return c.d[i], c.ok[i]
+			}
+		}
+	}
+	var merged [histBuckets]uint64
+	var n uint64
+	for _, h := range hosts {
+		n += h.hist.addTo(now, &merged)
+	}
+	d := quantileOf(&merged, n, q)
+	ok := n >= uint64(t.cfg.MinQuantileSamples)
+	nc := &quantileCache{at: now, total: total}
+	if c != nil && now-c.at < QuantileCacheTTL && now >= c.at && c.total == total {
+		*nc = *c
+	}
+	if nc.n == len(nc.q) {
+		nc.n = 0
+	}
+	for i := 0; i < nc.n; i++ { // replace an entry for q if present
+		if nc.q[i] == q {
+			nc.q[i], nc.d[i], nc.ok[i] = q, d, ok
+			t.qcache.Store(nc)
+			return d, ok
+		}
+	}
+	nc.q[nc.n], nc.d[nc.n], nc.ok[nc.n] = q, d, ok
+	nc.n++
+	t.qcache.Store(nc)
+	return d, ok
 }
 
-// ResponseTime returns the cluster-wide EWMA of attempt latencies and whether
-// any sample was recorded.
+// ResponseTime returns the mean R_s (EWMA of attempt latencies) of the hosts
+// that have samples, and whether any has.
 func (t *Tracker) ResponseTime() (time.Duration, bool) {
-	r, ok := t.resp.get()
+	r, ok := t.meanResponseTime()
 	return time.Duration(r), ok
 }
 
+func (t *Tracker) meanResponseTime() (float64, bool) {
+	var sum float64
+	n := 0
+	for _, h := range *t.hosts.Load() {
+		if r, ok := h.resp.get(); ok {
+			sum += r
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return sum / float64(n), true
+}
+
+// priorResponseTime scores a host without samples: the mean of the others
+// (so that a new or recovered host competes on equal terms), or
+// DefaultResponseTime.
 func (t *Tracker) priorResponseTime() float64 {
-	if r, ok := t.resp.get(); ok {
+	if r, ok := t.meanResponseTime(); ok {
 		return r
 	}
 	return float64(t.cfg.DefaultResponseTime)
