@@ -226,14 +226,17 @@ func WithMaxCandidates(n int) Option {
 }
 
 // WithTracker sets the tracker configuration (clock, EWMA alpha, windows;
-// see tracker.Config). Its Rate field is overridden by WithRate if given.
+// see tracker.Config). A zero Clock or Rate in tc keeps what WithClock or
+// WithRate set, in whatever order the options are given.
 func WithTracker(tc tracker.Config) Option {
 	return func(c *config) {
-		rate := c.tracker.Rate
-		c.tracker = tc
-		if rate != (tracker.RateConfig{}) {
-			c.tracker.Rate = rate
+		if tc.Clock == nil {
+			tc.Clock = c.tracker.Clock
 		}
+		if tc.Rate == (tracker.RateConfig{}) {
+			tc.Rate = c.tracker.Rate
+		}
+		c.tracker = tc
 	}
 }
 

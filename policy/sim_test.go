@@ -265,3 +265,77 @@ func TestEndToEndNodeDownAndBack(t *testing.T) {
 		return runLoad(t, c, s, p, "updown", 60, 2, false)[victim.IP()] > 5
 	}, 15*time.Second, 100*time.Millisecond, "restarted node gets traffic again")
 }
+
+// TestLocalDCFirst: with a local DC, the plan starts with local replicas;
+// remote hosts appear only WithRemoteDCs, after the local replicas (remote
+// replicas first), and never without it.
+func TestLocalDCFirst(t *testing.T) {
+	c := startSim(t, sim.Config{Nodes: 6, DCs: 2, Seed: 4, Model: sim.ServiceModel{ZeroService: true}})
+	dcOf := map[string]string{}
+	for _, nd := range c.Nodes() {
+		dcOf[nd.IP()] = nd.DC()
+	}
+	for _, remote := range []bool{false, true} {
+		p, err := New(WithLocalDC("dc1"), WithRemoteDCs(remote))
+		require.NoError(t, err)
+		s := simSession(t, c, p)
+		createKeyspace(t, s, "dcks", "{'class':'NetworkTopologyStrategy','dc1':2,'dc2':2}")
+		for i := 0; i < 200; i++ {
+			key := []byte(fmt.Sprintf("user%d", i))
+			reps := c.ReplicasFor("dcks", key)
+			isRep := map[string]bool{}
+			for _, r := range reps {
+				isRep[r] = true
+			}
+			qi := &fakeQuery{key: key, ks: "dcks", idempotent: true}
+			next := p.Pick(qi)
+			var ips []string
+			var hs []gocql.SelectedHost
+			for h := next(); h != nil; h = next() {
+				ips = append(ips, h.Info().ConnectAddress().String())
+				hs = append(hs, h)
+			}
+			for _, h := range hs {
+				h.Mark(nil)
+			}
+			require.Len(t, set(ips), len(ips), "no host twice")
+			// expected sections: local replicas, [remote replicas], local others, [remote others]
+			var kinds []string
+			for _, ip := range ips {
+				k := "local-"
+				if dcOf[ip] != "dc1" {
+					k = "remote-"
+				}
+				if isRep[ip] {
+					k += "replica"
+				} else {
+					k += "other"
+				}
+				kinds = append(kinds, k)
+			}
+			want := []string{"local-replica"}
+			if remote {
+				want = append(want, "remote-replica")
+			}
+			want = append(want, "local-other")
+			if remote {
+				want = append(want, "remote-other")
+			}
+			assert.Equal(t, want, compact(kinds), "key %s plan %v", key, ips)
+			assert.Equal(t, []string{"local-replica", "local-replica"}, kinds[:2])
+			assert.Len(t, ips, map[bool]int{false: 3, true: 6}[remote])
+		}
+		s.Close()
+	}
+}
+
+// compact collapses runs of equal strings.
+func compact(xs []string) []string {
+	var out []string
+	for _, x := range xs {
+		if len(out) == 0 || out[len(out)-1] != x {
+			out = append(out, x)
+		}
+	}
+	return out
+}

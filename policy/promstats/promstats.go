@@ -15,8 +15,8 @@ type Collector struct {
 	p *policy.Policy
 
 	inFlight, respTime, svcTime, queue, score, rate, rrate *prometheus.Desc
-	success, busy, up, latency                              *prometheus.Desc
-	waits, overRate, probes, abandoned, unrouted            *prometheus.Desc
+	success, busy, up, latency                             *prometheus.Desc
+	waits, overRate, probes, abandoned, unrouted           *prometheus.Desc
 }
 
 // New returns a collector for p. constLabels (may be nil) are added to every
