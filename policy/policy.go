@@ -107,6 +107,11 @@ func New(opts ...Option) (*Policy, error) {
 // Tracker returns the policy's tracker (per-host state, LatencyQuantile).
 func (p *Policy) Tracker() *tracker.Tracker { return p.tr }
 
+// LatencyQuantile returns the cluster-wide q-quantile of recent attempt
+// latencies (see tracker.Tracker.LatencyQuantile); false with too few
+// samples. It lets the policy serve as a speculative-delay source directly.
+func (p *Policy) LatencyQuantile(q float64) (time.Duration, bool) { return p.tr.LatencyQuantile(q) }
+
 // Strategy returns the ranking strategy.
 func (p *Policy) Strategy() Strategy { return p.cfg.strategy }
 

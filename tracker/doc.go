@@ -2,8 +2,9 @@
 // selection: outstanding requests (os_s), EWMAs of response time (R_s), of the
 // server-reported queue size (q_s) and service time (1/mu_s), the time of the
 // last response, rolling response/success buckets with a sticky bucket (as in
-// the success-prioritized fallback cascade), a cheap rolling latency histogram
-// per host and cluster-wide, and the per-host CUBIC rate controller of the C3
+// the success-prioritized fallback cascade), a cheap rolling log-linear
+// latency histogram per host (merged on demand for the cluster-wide
+// LatencyQuantile), and the per-host CUBIC rate controller of the C3
 // paper (Algorithm 2, with the sending-rate limiter of Algorithm 1).
 //
 // The package is free of driver types: hosts are keyed by a host ID string and
