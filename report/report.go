@@ -51,6 +51,9 @@ type PolicyResult struct {
 	Extra         []ycsb.Result      `json:"extra_workloads,omitempty"` // e.g. the update-heavy workload of workload-shift
 	Interrupted   bool               `json:"interrupted,omitempty"`
 	Note          string             `json:"note,omitempty"`
+	// PolicyStats is the policy's own per-host view at the end of the run
+	// (tailroute's policy.Stats), when it has one.
+	PolicyStats any `json:"policy_stats,omitempty"`
 }
 
 // Report is one comparison (or a single-policy run).

@@ -1,0 +1,20 @@
+// Command ycsb-lite is a YCSB-like load generator that compares gocql
+// host-selection policies side by side on the same workload, scenario and
+// seed.
+//
+// It runs YCSB core workloads (package ycsb; built-in A–F or a .properties
+// file) through the real gocql driver, either against given hosts or, with
+// no -hosts, against an embedded simulated cluster (package sim; default 5
+// nodes, RF 3) on which a scenario is applied: steady, slow-node, gc-pauses,
+// bimodal (C3 §6), node-down, workload-shift (C3 Figure 11).
+//
+// Policies: tailroute (C3), tailroute-p2c, token-aware (gocql token-aware
+// round robin), round-robin, host-pool (go-hostpool epsilon greedy) and
+// oracle (simulated clusters only: true queue x service time).
+//
+// With no flags it compares tailroute, token-aware and tailroute-p2c on the
+// slow-node scenario (10000 operations of workload B at 1000 ops/s, 32
+// threads per policy, a fresh cluster each), prints the table and writes
+// ycsb-out/report.json, the YCSB summaries and PNG/SVG plots. Ctrl-C stops
+// the run and still reports what was measured.
+package main

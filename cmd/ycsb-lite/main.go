@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit statuses.
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is the whole command; it returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "ycsb-lite: %v\n(run ycsb-lite -h for the flags)\n", err)
+		return exitUsage
+	}
+	r := &runner{o: o, stdout: stdout, stderr: stderr}
+	rep, err := r.compare(ctx)
+	interrupted := ctx.Err() != nil
+	code := exitOK
+	if err != nil && !interrupted {
+		fmt.Fprintf(stderr, "ycsb-lite: %v\n", err)
+		code = exitFailure
+	}
+	if interrupted {
+		fmt.Fprintln(stderr, "ycsb-lite: interrupted; reporting what was measured")
+		code = exitInterrupted
+	}
+	if rep == nil || len(rep.Results) == 0 {
+		if o.run && code == exitOK {
+			fmt.Fprintln(stderr, "ycsb-lite: nothing was measured")
+			code = exitFailure
+		}
+		return code
+	}
+	fmt.Fprintln(stdout)
+	if err := rep.WriteTable(stdout); err != nil {
+		fmt.Fprintf(stderr, "ycsb-lite: writing the table: %v\n", err)
+		code = exitFailure
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		fmt.Fprintf(stderr, "ycsb-lite: -out %s: %v\n", o.out, err)
+		return exitFailure
+	}
+	if o.jsonPath == "-" {
+		_ = rep.WriteJSON(stdout)
+	} else if f, err := os.Create(o.jsonPath); err != nil {
+		fmt.Fprintf(stderr, "ycsb-lite: -json %s: %v\n", o.jsonPath, err)
+		code = exitFailure
+	} else {
+		err = rep.WriteJSON(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "ycsb-lite: writing %s: %v\n", o.jsonPath, err)
+			code = exitFailure
+		} else {
+			fmt.Fprintf(stdout, "\nreport: %s\n", o.jsonPath)
+		}
+	}
+	if o.plots {
+		paths, err := rep.WritePlots(o.out)
+		if err != nil {
+			fmt.Fprintf(stderr, "ycsb-lite: plots: %v\n", err)
+			code = exitFailure
+		}
+		for _, p := range paths {
+			fmt.Fprintf(stdout, "plot: %s\n", p)
+		}
+	}
+	return code
+}

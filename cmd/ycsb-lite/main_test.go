@@ -1,0 +1,358 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/tailroute/tailroute/report"
+	"github.com/tailroute/tailroute/sim"
+	"github.com/tailroute/tailroute/ycsb"
+)
+
+func TestBadFlagsRejected(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-nodes", "0"}, []string{"-nodes 0", "1..64"}},
+		{[]string{"-policy", "fastest"}, []string{`unknown policy "fastest"`, "token-aware", "oracle", "tailroute"}},
+		{[]string{"-compare", "token-aware,nope"}, []string{`unknown policy "nope"`}},
+		{[]string{"-compare", "token-aware,token-aware"}, []string{"twice"}},
+		{[]string{"-policy", "oracle", "-compare", "token-aware"}, []string{"exclusive"}},
+		{[]string{"-scenario", "meteor"}, []string{`unknown scenario "meteor"`, "slow-node", "bimodal", "workload-shift"}},
+		{[]string{"-target", "-5"}, []string{"-target -5", ">= 0"}},
+		{[]string{"-threads", "0"}, []string{"-threads 0", "1..10000"}},
+		{[]string{"-ops", "-1"}, []string{"-ops -1"}},
+		{[]string{"-rf", "6"}, []string{"-rf 6", "1..5"}},
+		{[]string{"-hosts", "10.0.0.1", "-policy", "oracle"}, []string{"oracle needs the embedded simulated cluster"}},
+		{[]string{"-hosts", "10.0.0.1", "-scenario", "gc-pauses"}, []string{"gc-pauses acts on the embedded", "steady"}},
+		{[]string{"-hosts", "a,,b"}, []string{"-hosts", "none empty"}},
+		{[]string{"-port", "70000"}, []string{"-port 70000", "1..65535"}},
+		{[]string{"-p", "readproportion=2"}, []string{"readproportion", `"2"`, "out of range", "[0, 1]"}},
+		{[]string{"-p", "requestdistribution=pareto"}, []string{"requestdistribution", "uniform, zipfian, latest, hotspot"}},
+		{[]string{"-p", "noequals"}, []string{"key=value"}},
+		{[]string{"-workload", filepath.Join(dir, "missing.properties")}, []string{"-workload", "neither a built-in (a..f) nor a readable file"}},
+		{[]string{"-consistency", "MOST"}, []string{"-consistency MOST", "QUORUM"}},
+		{[]string{"-phase", "warmup"}, []string{"-phase warmup", "load, run, both"}},
+		{[]string{"-pause-for", "3s"}, []string{"-pause-for", "< -pause-every"}},
+		{[]string{"-slowdown", "0.5"}, []string{"-slowdown 0.5", "1..1000"}},
+		{[]string{"-down-at", "0.8", "-up-at", "0.5"}, []string{"-up-at 0.5", "greater than -down-at"}},
+		{[]string{"-shift-at", "1.5"}, []string{"-shift-at 1.5", "[0, 1]"}},
+		{[]string{"-scenario-node", "node3"}, []string{"-scenario-node node3", "IP"}},
+		{[]string{"-keyspace", "my-ks"}, []string{"-keyspace my-ks", "CQL identifier"}},
+		{[]string{"-frobnicate"}, []string{"flag provided but not defined: -frobnicate"}},
+		{[]string{"extra"}, []string{`unexpected argument "extra"`}},
+		{[]string{"-duration", "-2s"}, []string{"-duration -2s"}},
+	}
+	for _, c := range cases {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), append(c.args, "-out", dir), &out, &errb)
+		if code != exitUsage {
+			t.Errorf("%v: exit %d, want %d; stderr %s", c.args, code, exitUsage, errb.String())
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errb.String(), w) {
+				t.Errorf("%v: stderr %q lacks %q", c.args, errb.String(), w)
+			}
+		}
+		if out.Len() != 0 {
+			t.Errorf("%v: wrote to stdout: %q", c.args, out.String())
+		}
+	}
+	// -h is not an error.
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"-h"}, &out, &errb); code != exitOK || !strings.Contains(errb.String(), "Policies:") {
+		t.Errorf("-h: exit %d, %q", code, errb.String())
+	}
+}
+
+func TestFlagPrecedence(t *testing.T) {
+	var errb bytes.Buffer
+	// Flag defaults lose to -p, -p loses to explicit flags.
+	o, err := parseFlags([]string{"-p", "operationcount=77", "-p", "threadcount=3", "-threads", "5"}, &errb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.cfg.OperationCount != 77 || o.cfg.Threads != 5 || o.cfg.Target != 1000 || o.cfg.ReadProportion != 0.95 {
+		t.Fatalf("cfg %+v", o.cfg)
+	}
+	if len(o.policies) != 3 || o.policies[0] != "tailroute" || o.scenario.name != "slow-node" || o.nodes != 5 || o.rf != 3 {
+		t.Fatalf("defaults: %+v", o)
+	}
+	// Automatic time limit: 2x nominal + 5s.
+	if want := 2*time.Duration(77*float64(time.Second)/1000) + 5*time.Second; o.cfg.MaxExecutionTime != want {
+		t.Fatalf("max execution time %v, want %v", o.cfg.MaxExecutionTime, want)
+	}
+	o, err = parseFlags([]string{"-hosts", "10.0.0.1", "-policy", "token-aware"}, &errb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.scenario.name != "steady" || len(o.hosts) != 1 {
+		t.Fatalf("with -hosts the default scenario must fall back to steady: %+v", o)
+	}
+}
+
+// A node that pauses must show up in intended-time latencies: requests
+// scheduled during the pause wait, and that wait is measured from their
+// intended start, not hidden by the stalled client threads.
+func TestPausingNodeQueueingInIntendedLatency(t *testing.T) {
+	ctx := context.Background()
+	cl, err := sim.Start(ctx, sim.Config{Nodes: 1, Seed: 1, Model: sim.ServiceModel{Workers: 4, MeanService: time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	o := &options{consistency: 1, timeout: 10 * time.Second, keyspace: "ycsb", rf: 1}
+	r := &runner{o: o}
+	cfgW, err := ycsb.ParseConfig(ycsb.Properties{"recordcount": "50", "readproportion": "1", "updateproportion": "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := ycsb.NewWorkload(cfgW)
+	s, err := r.clusterConfig(cl.Hosts(), cl.Port()).CreateSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := createSchema(s, "ycsb", "usertable", 1, w.FieldNames()); err != nil {
+		t.Fatal(err)
+	}
+	db := newCQLDB(s, "ycsb", "usertable", w.FieldNames(), 1)
+	if res, err := ycsb.Run(ctx, w, db, ycsb.RunOptions{Phase: ycsb.PhaseLoad, Threads: 4}); err != nil || res.Summary.All.Latency.Errors > 0 {
+		t.Fatalf("load: %v %+v", err, res.Summary.All)
+	}
+	const pause = 600 * time.Millisecond
+	run, err := ycsb.NewRunner(w, db, ycsb.RunOptions{Phase: ycsb.PhaseRun, Threads: 8, Target: 400, Operations: 800, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for run.Done() < 200 {
+			time.Sleep(time.Millisecond)
+		}
+		cl.Nodes()[0].Pause(pause)
+	}()
+	res, err := run.Run(ctx)
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Operations != 800 || res.Summary.All.Latency.Errors != 0 {
+		t.Fatalf("run: %d ops, %d errors", res.Operations, res.Summary.All.Latency.Errors)
+	}
+	m := run.Measurements()
+	above := func(h *hdrhistogram.Histogram, us int64) (n int64) {
+		for _, b := range h.Distribution() {
+			if b.From > us {
+				n += b.Count
+			}
+		}
+		return n
+	}
+	actual, intended := m.Histogram(ycsb.OpRead, false), m.Histogram(ycsb.OpRead, true)
+	const slow = 200_000 // µs
+	na, ni := above(actual, slow), above(intended, slow)
+	t.Logf("ops above 200ms: actual %d, intended %d; max actual %v intended %v", na, ni,
+		time.Duration(actual.Max())*time.Microsecond, time.Duration(intended.Max())*time.Microsecond)
+	// ~160 operations were due during the last 400 ms of the pause; at most
+	// the 8 in-flight ones saw the stall in their own service time.
+	if intended.Max() < int64(pause/time.Microsecond)*3/4 {
+		t.Errorf("intended max %dus below 3/4 of the %v pause", intended.Max(), pause)
+	}
+	if ni < 50 || ni < 4*na {
+		t.Errorf("intended latencies miss the queueing: %d ops above 200ms vs %d measured from the real start", ni, na)
+	}
+}
+
+// A short compare with every policy: the table lists each, numbers are sane,
+// JSON and plots are written.
+func TestShortCompareAllPolicies(t *testing.T) {
+	dir := t.TempDir()
+	all := policyNames()
+	args := []string{"-compare", strings.Join(all, ","), "-nodes", "3", "-rf", "3", "-records", "100",
+		"-ops", "300", "-target", "300", "-threads", "8", "-service-time", "2ms", "-scenario", "slow-node", "-out", dir}
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	table := out.String()
+	t.Log("\n" + table)
+	for _, p := range all {
+		if !strings.Contains(table, p) {
+			t.Errorf("table lacks policy %s", p)
+		}
+	}
+	for _, col := range []string{"ops/s", "mean", "p50", "p90", "p99", "p99.9", "max", "n1", "n2", "n3", "req/100ms p99/med"} {
+		if !strings.Contains(table, col) {
+			t.Errorf("table lacks column %s", col)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != len(all) {
+		t.Fatalf("%d results, want %d", len(rep.Results), len(all))
+	}
+	for _, res := range rep.Results {
+		l := res.Latency
+		if res.Operations != 300 || res.Errors != 0 {
+			t.Errorf("%s: %d ops, %d errors", res.Policy, res.Operations, res.Errors)
+		}
+		// 300 ops at 300/s take about a second; allow a very busy machine.
+		if res.Throughput < 30 || res.Throughput > 400 {
+			t.Errorf("%s: throughput %.0f ops/s outside a sane range for a 300 ops/s target", res.Policy, res.Throughput)
+		}
+		if !(l.MinUs > 0 && l.MinUs <= l.P50Us && l.P50Us <= l.P90Us && l.P90Us <= l.P99Us && l.P99Us <= l.P999Us && l.P999Us <= l.MaxUs) {
+			t.Errorf("%s: latencies not ordered: %+v", res.Policy, l)
+		}
+		if l.MeanUs < float64(l.MinUs) || l.MeanUs > float64(l.MaxUs) {
+			t.Errorf("%s: mean %v outside [min,max]", res.Policy, l.MeanUs)
+		}
+		var share float64
+		var reqs int64
+		for _, n := range res.Nodes {
+			share += n.Share
+			reqs += n.Requests
+		}
+		if len(res.Nodes) != 3 || share < 0.999 || share > 1.001 || reqs < 300 {
+			t.Errorf("%s: nodes %+v (share sum %.3f, %d requests)", res.Policy, res.Nodes, share, reqs)
+		}
+		if res.Busiest == "" || res.BusiestP99 < res.BusiestMedian || res.BusiestP99 <= 0 {
+			t.Errorf("%s: busiest node %q p99 %v median %v", res.Policy, res.Busiest, res.BusiestP99, res.BusiestMedian)
+		}
+	}
+	for _, f := range []string{"latency-percentiles.png", "latency-percentiles.svg", "node-load.png", "node-load.svg", "token-aware-run.txt"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+}
+
+// Ctrl-C (ctx cancelled) mid-compare still prints the table of what was measured.
+func TestInterruptReportsPartial(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	time.AfterFunc(2500*time.Millisecond, cancel)
+	args := []string{"-compare", "token-aware,round-robin", "-nodes", "3", "-records", "50", "-ops", "0", "-duration", "0",
+		"-target", "200", "-threads", "4", "-scenario", "steady", "-out", dir, "-plots=false"}
+	var out, errb bytes.Buffer
+	start := time.Now()
+	code := run(ctx, args, &out, &errb)
+	if code != exitInterrupted {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitInterrupted, out.String(), errb.String())
+	}
+	if time.Since(start) > 20*time.Second {
+		t.Errorf("stopping took %v", time.Since(start))
+	}
+	if !strings.Contains(out.String(), "token-aware*") || !strings.Contains(out.String(), "interrupted") {
+		t.Errorf("no partial table:\n%s\n%s", out.String(), errb.String())
+	}
+	if strings.Contains(out.String(), "round-robin") {
+		t.Errorf("policy after the interrupt was run:\n%s", out.String())
+	}
+}
+
+func runJSON(t *testing.T, args ...string) (report.Report, string) {
+	t.Helper()
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), append(args, "-out", dir, "-plots=false", "-v"), &out, &errb)
+	if code != exitOK {
+		t.Fatalf("%v: exit %d\n%s\n%s", args, code, out.String(), errb.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep, errb.String()
+}
+
+func share(res report.PolicyResult, host string) float64 {
+	for _, n := range res.Nodes {
+		if n.Host == host {
+			return n.Share
+		}
+	}
+	return -1
+}
+
+// Every scenario runs on a small cluster and has its effect.
+func TestScenarios(t *testing.T) {
+	small := []string{"-nodes", "3", "-records", "100", "-threads", "8", "-service-time", "2ms"}
+	t.Run("slow-node", func(t *testing.T) {
+		rep, log := runJSON(t, append(small, "-scenario", "slow-node", "-policy", "oracle", "-ops", "400", "-target", "400")...)
+		if !strings.Contains(log, "slow-node: 127.0.0.3 serves 5x slower") {
+			t.Errorf("no scenario log: %s", log)
+		}
+		// The oracle sees the slow node's true service time and avoids it.
+		if s := share(rep.Results[0], "127.0.0.3"); s > 0.15 {
+			t.Errorf("oracle sent %.0f%% of requests to the slow node", 100*s)
+		}
+	})
+	t.Run("gc-pauses", func(t *testing.T) {
+		rep, _ := runJSON(t, append(small, "-scenario", "gc-pauses", "-policy", "round-robin", "-ops", "600", "-target", "400",
+			"-pause-every", "900ms", "-pause-for", "200ms")...)
+		if mx := rep.Results[0].Latency.MaxUs; mx < 150_000 {
+			t.Errorf("max latency %dus; 200ms pauses should show", mx)
+		}
+	})
+	t.Run("node-down", func(t *testing.T) {
+		rep, log := runJSON(t, append(small, "-scenario", "node-down", "-policy", "round-robin", "-ops", "600", "-target", "400",
+			"-down-at", "0.3", "-up-at", "1")...)
+		if !strings.Contains(log, "127.0.0.3 stopped") {
+			t.Errorf("node not stopped: %s", log)
+		}
+		res := rep.Results[0]
+		down, up := share(res, "127.0.0.3"), share(res, "127.0.0.1")
+		if down >= 0.8*up {
+			t.Errorf("downed node kept its share: %.2f vs %.2f", down, up)
+		}
+		if res.Errors > res.Operations/10 {
+			t.Errorf("%d errors of %d", res.Errors, res.Operations)
+		}
+	})
+	t.Run("bimodal", func(t *testing.T) {
+		rep, log := runJSON(t, append(small, "-scenario", "bimodal", "-policy", "token-aware", "-ops", "300", "-target", "400", "-fluctuation", "100ms")...)
+		if !strings.Contains(log, "bimodal: T=100ms D=3") || rep.Results[0].Errors != 0 {
+			t.Errorf("bimodal: %s %+v", log, rep.Results[0])
+		}
+	})
+	t.Run("workload-shift", func(t *testing.T) {
+		rep, log := runJSON(t, append(small, "-scenario", "workload-shift", "-policy", "token-aware", "-ops", "600", "-target", "400", "-shift-at", "0.3")...)
+		ex := rep.Results[0].Extra
+		if len(ex) != 1 || ex[0].Operations == 0 || !strings.Contains(log, "update-heavy workload joins") {
+			t.Fatalf("no joining workload: %+v\n%s", ex, log)
+		}
+		var upd int64
+		for _, o := range ex[0].Summary.Ops {
+			if o.Op == "UPDATE" {
+				upd = o.Latency.Operations
+			}
+		}
+		if upd == 0 {
+			t.Errorf("joining workload did no updates: %+v", ex[0].Summary)
+		}
+	})
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/gocql/gocql"
+	"github.com/hailocab/go-hostpool"
+	"github.com/tailroute/tailroute/sim"
+)
+
+// policyEnv is what a policy may need when it is installed.
+type policyEnv struct {
+	cluster *sim.Cluster // nil when connecting to given hosts
+	seed    int64
+	rf      int
+}
+
+// policySpec is one --policy choice.
+type policySpec struct {
+	name    string
+	help    string
+	simOnly bool // needs the embedded simulated cluster
+	// install configures cfg to use the policy.
+	install func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error)
+}
+
+// installed is what an installed policy hands back.
+type installed struct {
+	// release frees what the policy started, after the session is closed (may be nil).
+	release func()
+	// feedback, when set, is given every result before it is closed, so the
+	// policy can read server feedback from the custom payload.
+	feedback func(*gocql.Iter) bool
+	// stats, when set, returns the policy's own per-host statistics for the JSON report.
+	stats func() any
+}
+
+var policies = map[string]policySpec{}
+
+// registerPolicy adds a policy choice; tailroute's strategies register in
+// policies_tailroute.go.
+func registerPolicy(p policySpec) {
+	if _, dup := policies[p.name]; dup {
+		panic("ycsb-lite: policy registered twice: " + p.name)
+	}
+	policies[p.name] = p
+}
+
+func policyNames() []string {
+	names := make([]string, 0, len(policies))
+	for n := range policies {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func lookupPolicy(name string) (policySpec, error) {
+	p, ok := policies[strings.TrimSpace(name)]
+	if !ok {
+		return policySpec{}, fmt.Errorf("unknown policy %q; allowed: %s", name, strings.Join(policyNames(), ", "))
+	}
+	return p, nil
+}
+
+func init() {
+	registerPolicy(policySpec{
+		name: "token-aware",
+		help: "gocql TokenAwareHostPolicy over RoundRobinHostPolicy (the usual gocql setup)",
+		install: func(_ policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
+			cfg.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
+			return installed{}, nil
+		},
+	})
+	registerPolicy(policySpec{
+		name: "round-robin",
+		help: "gocql RoundRobinHostPolicy (ignores replicas)",
+		install: func(_ policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
+			cfg.PoolConfig.HostSelectionPolicy = gocql.RoundRobinHostPolicy()
+			return installed{}, nil
+		},
+	})
+	registerPolicy(policySpec{
+		name: "host-pool",
+		help: "gocql HostPoolHostPolicy with go-hostpool's epsilon-greedy pool (latency-aware, not replica-aware)",
+		install: func(_ policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
+			hp := hostpool.NewEpsilonGreedy(nil, 0, &hostpool.LinearEpsilonValueCalculator{})
+			cfg.PoolConfig.HostSelectionPolicy = gocql.HostPoolHostPolicy(hp)
+			return installed{release: hp.Close}, nil
+		},
+	})
+	registerPolicy(policySpec{
+		name:    "oracle",
+		help:    "simulated clusters only: the replica with the least true (queue+1) x service time, from Node.Oracle()",
+		simOnly: true,
+		install: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
+			if env.cluster == nil {
+				return installed{}, fmt.Errorf("policy oracle needs the embedded simulated cluster (omit -hosts)")
+			}
+			cfg.PoolConfig.HostSelectionPolicy = newOraclePolicy(env.cluster)
+			return installed{}, nil
+		},
+	})
+}
