@@ -164,10 +164,14 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 
 	// Run phase.
 	m := ycsb.NewMeasurements(min(o.cfg.Threads, 16), o.cfg.Target > 0)
+	var lastDone int64
+	var lastAt time.Duration
 	progress := func(done int64, elapsed time.Duration) {
 		p99 := m.Combined(m.Intended()).ValueAtQuantile(99)
-		fmt.Fprintf(r.stderr, "\r\033[K[%s] %5.1fs %d ops, %.0f ops/s, p99 so far %.2f ms", name, elapsed.Seconds(), done,
-			float64(done)/elapsed.Seconds(), float64(p99)/1000)
+		rate := float64(done-lastDone) / (elapsed - lastAt).Seconds()
+		lastDone, lastAt = done, elapsed
+		fmt.Fprintf(r.stderr, "\r\033[K[%s] %5.1fs %d ops, now %.0f ops/s, p99 so far %.2f ms", name, elapsed.Seconds(), done,
+			rate, float64(p99)/1000)
 	}
 	ropts := ycsb.RunOptions{Phase: ycsb.PhaseRun, Seed: o.seed, Measurements: m}
 	if o.progress {
