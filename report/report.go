@@ -21,7 +21,7 @@ type NodeLoad struct {
 	Requests int64   `json:"requests"`
 	Share    float64 `json:"share"` // Requests / all requests
 	// Windows are the requests the node served per 100 ms during the run
-	// phase (simulated clusters only; includes replica writes).
+	// phase (simulated clusters only; as the simulator counts them).
 	Windows []uint64 `json:"windows_100ms,omitempty"`
 	Served  uint64   `json:"served,omitempty"` // sum of Windows
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -355,4 +356,46 @@ func TestScenarios(t *testing.T) {
 			t.Errorf("joining workload did no updates: %+v", ex[0].Summary)
 		}
 	})
+}
+
+// With -hosts the tool connects to a given cluster (here a sim started
+// outside the tool): data is loaded once, every policy runs on the same
+// cluster, and there are no per-node windows.
+func TestGivenHosts(t *testing.T) {
+	cl, err := sim.Start(context.Background(), sim.Config{Nodes: 3, Seed: 2, Model: sim.ServiceModel{Workers: 4, MeanService: time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	rep, _ := runJSON(t, "-hosts", strings.Join(cl.Hosts(), ","), "-port", fmt.Sprint(cl.Port()), "-compare", "token-aware,host-pool",
+		"-records", "100", "-ops", "300", "-target", "300", "-threads", "4")
+	if len(rep.Results) != 2 || rep.Scenario != "steady" {
+		t.Fatalf("results %+v", rep)
+	}
+	for _, res := range rep.Results {
+		if res.Operations != 300 || res.Errors != 0 || res.Busiest != "" || len(res.Nodes) != 3 {
+			t.Errorf("%s: %d ops, %d errors, busiest %q, %d nodes", res.Policy, res.Operations, res.Errors, res.Busiest, len(res.Nodes))
+		}
+	}
+	// Loaded once: every data request the sim served is one insert of the
+	// single load or one operation of the two runs (the sim counts a write
+	// once, where the client sent it).
+	var served uint64
+	for _, n := range cl.Nodes() {
+		served += n.Stats().Served
+	}
+	want := uint64(100)
+	for _, res := range rep.Results {
+		for _, o := range res.Run.Summary.Ops {
+			switch o.Op {
+			case "READ":
+				want += uint64(o.Latency.Operations)
+			case "UPDATE":
+				want += uint64(o.Latency.Operations)
+			}
+		}
+	}
+	if served != want {
+		t.Errorf("sim served %d data requests, want %d (one load of 100 records plus the runs)", served, want)
+	}
 }
