@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -397,5 +398,51 @@ func TestGivenHosts(t *testing.T) {
 	}
 	if served != want {
 		t.Errorf("sim served %d data requests, want %d (one load of 100 records plus the runs)", served, want)
+	}
+}
+
+// -hedge turns every selected policy into its hedged variant; "+hedge" works
+// on any policy and an unknown base is rejected by name.
+func TestHedgeFlag(t *testing.T) {
+	o, err := parseFlags([]string{"-hedge", "-compare", "tailroute,token-aware+hedge"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(o.policies, ",") != "tailroute+hedge,token-aware+hedge" {
+		t.Fatalf("policies %v", o.policies)
+	}
+	_, err = parseFlags([]string{"-compare", "nosuch+hedge"}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), `unknown policy "nosuch"`) {
+		t.Fatalf("err = %v, want unknown policy nosuch", err)
+	}
+}
+
+// Hedged and unhedged tailroute side by side: both rows are in the table and
+// the hedged run reports its hedges within the 5 % budget.
+func TestCompareHedged(t *testing.T) {
+	rep, _ := runJSON(t, "-compare", "tailroute,tailroute+hedge", "-nodes", "3", "-records", "100",
+		"-ops", "600", "-target", "400", "-threads", "8", "-service-time", "2ms", "-scenario", "gc-pauses",
+		"-pause-every", "500ms", "-pause-for", "100ms")
+	if len(rep.Results) != 2 || rep.Results[1].Policy != "tailroute+hedge" {
+		t.Fatalf("results %+v", rep.Results)
+	}
+	st, ok := rep.Results[1].PolicyStats.(map[string]any)
+	if !ok {
+		t.Fatalf("policy_stats %T %v", rep.Results[1].PolicyStats, rep.Results[1].PolicyStats)
+	}
+	h, ok := st["hedging"].(map[string]any)
+	if !ok {
+		t.Fatalf("no hedging stats in %v", st)
+	}
+	execs, hedges := h["Executions"].(float64), h["Hedges"].(float64)
+	t.Logf("executions %v hedges %v", execs, hedges)
+	if execs < 600 {
+		t.Errorf("executions %v, want >= 600 (every run-phase operation goes through the hedging policy)", execs)
+	}
+	if hedges > 0.07*execs {
+		t.Errorf("hedges %v of %v executions: over the 5%% budget", hedges, execs)
+	}
+	if _, ok := st["policy"]; !ok {
+		t.Errorf("tailroute's own stats missing next to the hedging stats: %v", st)
 	}
 }

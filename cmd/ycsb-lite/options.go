@@ -92,6 +92,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		target      = fs.Float64("target", 1000, "target ops/s over all threads; 0 = as fast as possible")
 		duration    = fs.Duration("duration", -1, "max run time per policy (maxexecutiontime); -1 = 2x ops/target + 5s when a target is set, else none; 0 = none")
 		policy      = fs.String("policy", "", "run one policy: "+strings.Join(policyNames(), ", "))
+		hedge       = fs.Bool("hedge", false, "run every selected policy with adaptive budgeted hedging (same as naming it <policy>"+hedgeSuffix+")")
 		compare     = fs.String("compare", "", "comma-separated policies to run back to back (default "+strings.Join(defaultCompare, ",")+")")
 		scenario    = fs.String("scenario", "slow-node", "embedded cluster scenario: "+strings.Join(scenarioNames(), ", "))
 		node        = fs.String("scenario-node", "", "IP of the node slow-node/node-down act on (default the last node)")
@@ -209,6 +210,16 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		}
 	default:
 		o.policies = defaultCompare
+	}
+	if *hedge {
+		hedged := make([]string, len(o.policies))
+		for i, p := range o.policies {
+			if !strings.HasSuffix(p, hedgeSuffix) {
+				p += hedgeSuffix
+			}
+			hedged[i] = p
+		}
+		o.policies = hedged
 	}
 	seen := map[string]bool{}
 	for _, p := range o.policies {

@@ -58,9 +58,12 @@ func policyNames() []string {
 }
 
 func lookupPolicy(name string) (policySpec, error) {
+	if spec, hedged, err := lookupHedged(name); hedged {
+		return spec, err
+	}
 	p, ok := policies[strings.TrimSpace(name)]
 	if !ok {
-		return policySpec{}, fmt.Errorf("unknown policy %q; allowed: %s", name, strings.Join(policyNames(), ", "))
+		return policySpec{}, fmt.Errorf("unknown policy %q; allowed: %s (each also as <policy>%s)", name, strings.Join(policyNames(), ", "), hedgeSuffix)
 	}
 	return p, nil
 }
