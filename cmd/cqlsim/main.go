@@ -47,7 +47,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*o
 	fs.IntVar(&o.vnodes, "vnodes", 1, "cluster mode: tokens per node (1 = evenly spaced, >1 = random from -seed)")
 	fs.StringVar(&o.firstIP, "first-ip", "127.0.0.1", "cluster mode: address of node 0; node i listens on first-ip+i")
 	fs.BoolVar(&o.admin, "admin", true, "cluster mode: start a JSON admin endpoint per node")
-	fs.StringVar(&o.cluster, "cluster", "", "node mode: every member as ip[/dc[/rack[/tok;tok]]], comma separated, same list in every process")
+	fs.StringVar(&o.cluster, "cluster", "", "node mode: every member as ip[/dc[/rack[/tok;tok]]][@adminhost:port], comma separated, same list in every process")
 	fs.StringVar(&o.advertise, "advertise", "", "node mode: this node's address (one of -cluster); enables node mode")
 	fs.StringVar(&o.listen, "listen", "", "node mode: CQL bind address (default the -advertise address; 0.0.0.0 in containers)")
 	fs.IntVar(&o.adminPort, "admin-port", 7070, "node mode: admin HTTP port, the same on every member")
@@ -101,15 +101,28 @@ func parseMembers(spec string, adminPort int) ([]sim.PeerConfig, error) {
 	even := sim.SplitTokens(len(parts))
 	out := make([]sim.PeerConfig, 0, len(parts))
 	for i, p := range parts {
-		f := strings.Split(strings.TrimSpace(p), "/")
+		// An optional "@host:port" names where the member's admin endpoint is
+		// reached for write/DDL forwarding when that differs from its
+		// advertised address (containers advertise 127.0.0.K to the client but
+		// reach each other over a Docker network).
+		p, admin, hasAdmin := strings.Cut(strings.TrimSpace(p), "@")
+		if hasAdmin {
+			if _, _, err := net.SplitHostPort(admin); err != nil {
+				return nil, fmt.Errorf("-cluster member %d: admin address %q, want host:port", i, admin)
+			}
+		}
+		f := strings.Split(p, "/")
 		if len(f) > 4 || f[0] == "" {
-			return nil, fmt.Errorf("-cluster member %d = %q, want ip[/dc[/rack[/tok;tok...]]]", i, p)
+			return nil, fmt.Errorf("-cluster member %d = %q, want ip[/dc[/rack[/tok;tok...]]][@adminhost:port]", i, p)
 		}
 		if net.ParseIP(f[0]) == nil {
 			return nil, fmt.Errorf("-cluster member %d: ip %q is not an IP address", i, f[0])
 		}
 		pc := sim.PeerConfig{IP: f[0], DC: "dc1", Rack: "rack1", Tokens: []int64{even[i]},
 			Admin: net.JoinHostPort(f[0], strconv.Itoa(adminPort))}
+		if hasAdmin {
+			pc.Admin = admin
+		}
 		if len(f) > 1 && f[1] != "" {
 			pc.DC = f[1]
 		}

@@ -59,6 +59,15 @@ func TestParseMembers(t *testing.T) {
 	assert.ErrorContains(t, err, `token "abc"`)
 	_, err = parseMembers("host.example/dc", 7070)
 	assert.ErrorContains(t, err, "not an IP address")
+
+	// containers: advertised loopback address, admin reached over the Docker network
+	ms, err = parseMembers("127.0.0.101@n1:7070,127.0.0.102/dc1@n2:7070", 7070)
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.101", ms[0].IP)
+	assert.Equal(t, "n1:7070", ms[0].Admin)
+	assert.Equal(t, "n2:7070", ms[1].Admin)
+	_, err = parseMembers("127.0.0.101@n1", 7070)
+	assert.ErrorContains(t, err, "want host:port")
 }
 
 // syncBuf is a goroutine-safe output buffer.
