@@ -60,16 +60,12 @@ func probeDocker() error {
 	return nil
 }
 
-// removeStale force-removes containers (they would hold the 127.0.0.10K
-// ports) and networks left by an earlier, interrupted run.
+// removeStale force-removes containers left by an earlier, interrupted run
+// (they would hold the 127.0.0.10K ports).
 func removeStale() {
 	out, _ := exec.Command("docker", "ps", "-aq", "--filter", "label="+label).Output()
 	if ids := strings.Fields(string(out)); len(ids) > 0 {
 		_ = exec.Command("docker", append([]string{"rm", "-f"}, ids...)...).Run()
-	}
-	out, _ = exec.Command("docker", "network", "ls", "-q", "--filter", "label="+label).Output()
-	if ids := strings.Fields(string(out)); len(ids) > 0 {
-		_ = exec.Command("docker", append([]string{"network", "rm"}, ids...)...).Run()
 	}
 }
 
