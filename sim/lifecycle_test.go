@@ -248,5 +248,5 @@ func TestRestartedNodeIsUsedAgain(t *testing.T) {
 	require.Eventually(t, func() bool {
 		_ = s.Query("SELECT field0 FROM usertable WHERE y_id = ?", key).Scan(&f)
 		return n.Stats().Served > before
-	}, 10*time.Second, 50*time.Millisecond, "token-aware routing returns to the restarted replica")
+	}, 30*time.Second, 50*time.Millisecond, "token-aware routing returns to the restarted replica")
 }
