@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 )
 
@@ -36,7 +37,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ycsb-lite: %v\n(run ycsb-lite -h for the flags)\n", err)
 		return exitUsage
 	}
-	r := &runner{o: o, stdout: stdout, stderr: stderr}
+	// stderr is shared by our log lines, the progress line and gocql's
+	// logger (-v), which write from different goroutines.
+	r := &runner{o: o, stdout: stdout, stderr: &lockedWriter{w: stderr}}
 	rep, err := r.compare(ctx)
 	interrupted := ctx.Err() != nil
 	code := exitOK
@@ -92,4 +95,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
+}
+
+// lockedWriter serializes writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
