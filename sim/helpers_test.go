@@ -26,6 +26,10 @@ func newSession(t testing.TB, c *Cluster, keyspace string, tokenAware bool) *goc
 	cl.Keyspace = keyspace
 	cl.Timeout = 5 * time.Second
 	cl.ConnectTimeout = 5 * time.Second
+	// gocql's periodic reconnection of down hosts (default 60s) backs up the
+	// STATUS_CHANGE UP event, which a loaded run sometimes loses when the
+	// control connection is moving between nodes.
+	cl.ReconnectInterval = time.Second
 	if tokenAware {
 		cl.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
 	}

@@ -225,7 +225,8 @@ func TestTopologyAssignment(t *testing.T) {
 }
 
 // TestRestartedNodeIsUsedAgain checks that a live gocql session routes to a
-// restarted node again promptly (STATUS_CHANGE UP from its peers).
+// restarted node again promptly (STATUS_CHANGE UP from its peers, or gocql's
+// 1s reconnection of down hosts when that event is missed).
 func TestRestartedNodeIsUsedAgain(t *testing.T) {
 	c := startCluster(t, Config{Nodes: 3, Model: ServiceModel{ZeroService: true}})
 	createYCSB(t, c, "ycsb", "{'class':'SimpleStrategy','replication_factor':1}", 1)
