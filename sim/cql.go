@@ -40,45 +40,19 @@ func lex(src string) ([]token, error) {
 				i++
 			}
 		case c == '\'':
-			var b strings.Builder
-			j := i + 1
-			for {
-				if j >= len(src) {
-					return nil, fmt.Errorf("unterminated string literal at character %d", i)
-				}
-				if src[j] == '\'' {
-					if j+1 < len(src) && src[j+1] == '\'' {
-						b.WriteByte('\'')
-						j += 2
-						continue
-					}
-					break
-				}
-				b.WriteByte(src[j])
-				j++
+			text, next, err := scanQuoted(src, i, "string literal")
+			if err != nil {
+				return nil, err
 			}
-			toks = append(toks, token{tkString, b.String(), i})
-			i = j + 1
+			toks = append(toks, token{tkString, text, i})
+			i = next
 		case c == '"':
-			var b strings.Builder
-			j := i + 1
-			for {
-				if j >= len(src) {
-					return nil, fmt.Errorf("unterminated quoted identifier at character %d", i)
-				}
-				if src[j] == '"' {
-					if j+1 < len(src) && src[j+1] == '"' {
-						b.WriteByte('"')
-						j += 2
-						continue
-					}
-					break
-				}
-				b.WriteByte(src[j])
-				j++
+			text, next, err := scanQuoted(src, i, "quoted identifier")
+			if err != nil {
+				return nil, err
 			}
-			toks = append(toks, token{tkQuotedIdent, b.String(), i})
-			i = j + 1
+			toks = append(toks, token{tkQuotedIdent, text, i})
+			i = next
 		case c == '0' && i+1 < len(src) && (src[i+1] == 'x' || src[i+1] == 'X'):
 			j := i + 2
 			for j < len(src) && isHex(src[j]) {
@@ -677,4 +651,28 @@ func (ps *parser) typeName() string {
 		return t + "<" + strings.Join(parts, ", ") + ">"
 	}
 	return t
+}
+
+// scanQuoted reads the quoted text starting at src[i] (its quote character,
+// ' or "), where a doubled quote stands for one. It returns the text and the
+// index just past the closing quote.
+func scanQuoted(src string, i int, what string) (string, int, error) {
+	q := src[i]
+	var b strings.Builder
+	j := i + 1
+	for {
+		if j >= len(src) {
+			return "", 0, fmt.Errorf("unterminated %s at character %d", what, i)
+		}
+		if src[j] == q {
+			if j+1 < len(src) && src[j+1] == q {
+				b.WriteByte(q)
+				j += 2
+				continue
+			}
+			return b.String(), j + 1, nil
+		}
+		b.WriteByte(src[j])
+		j++
+	}
 }

@@ -162,24 +162,30 @@ func (r *rateCtl) withinRate(now time.Duration) bool {
 
 // consume counts one request sent in the current window (consume_token).
 func (r *rateCtl) consume(now time.Duration) {
-	cur := int64(now) / r.interval
+	winIncr(&r.sent, int64(now)/r.interval)
+}
+
+// winIncr adds one to the window counter w for window cur, starting a new
+// window when w holds an older one. It returns the word it replaced and
+// whether it changed w (not when w is saturated or already past cur).
+func winIncr(w *atomic.Uint64, cur int64) (old uint64, changed bool) {
 	for {
-		old := r.sent.Load()
+		old = w.Load()
 		id, n := winUnpack(old)
 		var nw uint64
 		switch {
 		case id == cur:
 			if n >= winCountMax {
-				return
+				return old, false
 			}
 			nw = winPack(cur, n+1)
 		case id < cur:
 			nw = winPack(cur, 1)
 		default:
-			return
+			return old, false
 		}
-		if r.sent.CompareAndSwap(old, nw) {
-			return
+		if w.CompareAndSwap(old, nw) {
+			return old, true
 		}
 	}
 }
@@ -200,30 +206,12 @@ func (r *rateCtl) untilNextWindow(now time.Duration) time.Duration {
 
 func (r *rateCtl) countResponse(now time.Duration) {
 	cur := int64(now) / r.interval
-	for {
-		old := r.recv.Load()
-		id, n := winUnpack(old)
-		var nw uint64
-		switch {
-		case id == cur:
-			if n >= winCountMax {
-				return
-			}
-			nw = winPack(cur, n+1)
-		case id < cur:
-			nw = winPack(cur, 1)
-		default:
-			return
-		}
-		if r.recv.CompareAndSwap(old, nw) {
-			if id < cur {
-				if id == cur-1 {
-					r.prev.Store(old)
-				} else {
-					r.prev.Store(winPack(cur-1, 0))
-				}
-			}
-			return
+	old, changed := winIncr(&r.recv, cur)
+	if id, _ := winUnpack(old); changed && id < cur {
+		if id == cur-1 {
+			r.prev.Store(old)
+		} else {
+			r.prev.Store(winPack(cur-1, 0))
 		}
 	}
 }
