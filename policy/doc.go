@@ -26,6 +26,17 @@
 // power of two random choices on in-flight counts, busy hosts last.
 // RoundRobin: rotation over the replicas, the baseline.
 //
+// Two departures from the paper's Algorithms 1 and 2, both measured (see
+// docs/RESULTS.md): a stalled host (one that owes responses and has been
+// silent for max(StallMin, StallFactor*R_s), tracker.View.Silence) is never
+// "within rate" — its rate only adapts when responses return, so a frozen
+// host would otherwise look like spare capacity to Algorithm 1; and the
+// multiplicative decrease of Algorithm 2 applies only while the client sends
+// at its full rate — below it, rrate measures the client's own demand and
+// would pin srate to the last window's demand. Without these, C3 sent
+// requests to paused nodes and throttled itself onto slower replicas (gc-pauses
+// p99 4x and bimodal p99 2.4x the fixed version's).
+//
 // Which signal drives what:
 //
 //	NextHost (host handed out)  os_s += 1; one token of the host's sending rate
@@ -51,7 +62,7 @@
 // scored with the cluster-wide R EWMA.
 //
 // Defaults: strategy C3, w (ConcurrencyWeight) 1, busy at 10 in flight and
-// 200ms without response, CUBIC delta 20ms, beta 0.2, saddle 100ms,
+// 200ms without response, stalled after max(10ms, 4*R_s) of silence, CUBIC delta 20ms, beta 0.2, saddle 100ms,
 // hysteresis 40ms, s_max 10, initial rate 100/delta, MaxBackpressureWait 1ms,
 // jitter 0.05, probe probability 0.01 after 1s, MaxCandidates 8, EWMA alpha
 // 0.1.

@@ -95,7 +95,7 @@ func (st *queryState) nextHost() gocql.SelectedHost {
 		now = p.clock.Now()
 	}
 	s.start = now
-	s.att = e.h.Begin()
+	s.att = e.h.BeginAt(now)
 	if p.rateLimited() {
 		e.h.ConsumeToken(now)
 	}
@@ -246,16 +246,12 @@ func (st *queryState) rankC3(c []core.Candidate) {
 	for k := range c {
 		h := t.hosts[c[k].Host].h
 		v := h.View(now)
-		score := core.C3Score(v.ResponseTime, v.ServiceTime, v.QueueSize, v.InFlight, cfg.weight)
-		if sr := v.SuccessRate; sr < 1 {
-			score /= sr * sr * sr
-		}
-		c[k].Score = score
+		c[k].Score = p.score(v)
 		c[k].InFlight = v.InFlight
 		c[k].Busy = v.InFlight >= busyN && v.SinceResponse >= cfg.busyNoResponse
-		c[k].Stale = v.SinceResponse >= cfg.probeAfter
+		c[k].Stale = v.InFlight == 0 && v.SinceResponse >= cfg.probeAfter
 		if limited {
-			c[k].InRate = h.WithinRate(now)
+			c[k].InRate = !p.stalled(v) && h.WithinRate(now)
 		}
 	}
 	eligible := core.OrderByScore(c, &st.rnd, cfg.jitter)
@@ -284,6 +280,22 @@ func (st *queryState) rankC3(c []core.Candidate) {
 		}
 	}
 	p.overRate.Add(1) // send to the best replica anyway
+}
+
+// score is the C3 score of a host's view, Psi_s divided by successRate^3 so
+// that hosts answering with errors sink.
+func (p *Policy) score(v tracker.View) float64 {
+	s := core.C3Score(v.ResponseTime, v.ServiceTime, v.QueueSize, v.InFlight, p.cfg.weight)
+	if sr := v.SuccessRate; sr < 1 {
+		s /= sr * sr * sr
+	}
+	return s
+}
+
+// stalled reports whether a host owes responses and has been silent for
+// max(StallMin, StallFactor*R_s) (see WithStall).
+func (p *Policy) stalled(v tracker.View) bool {
+	return v.Silence > 0 && float64(v.Silence) >= max(float64(p.cfg.stallMin), p.cfg.stallFactor*v.ResponseTime)
 }
 
 // selection is a gocql.SelectedHost: one host handed out by a plan.

@@ -65,6 +65,8 @@ type config struct {
 	weight         float64
 	busyInFlight   int
 	busyNoResponse time.Duration
+	stallFactor    float64
+	stallMin       time.Duration
 	rateControl    bool
 	maxWait        time.Duration
 	jitter         float64
@@ -86,6 +88,8 @@ func defaultConfig() config {
 		weight:         1,
 		busyInFlight:   10,
 		busyNoResponse: 200 * time.Millisecond,
+		stallFactor:    4,
+		stallMin:       10 * time.Millisecond,
 		rateControl:    true,
 		maxWait:        time.Millisecond,
 		jitter:         0.05,
@@ -157,6 +161,28 @@ func WithBusy(minInFlight int, noResponse time.Duration) Option {
 	}
 }
 
+// WithStall sets when C3 considers a host stalled: it owes responses and has
+// given none for max(min, factor*R_s) (tracker.View.Silence; R_s is the host's
+// response-time EWMA). A stalled host never counts as "within rate", so the
+// rate limiter of Algorithm 1 cannot promote it over better-ranked replicas
+// that are momentarily over their rate (its own rate only adapts when
+// responses come back, so a frozen host would otherwise look like spare
+// capacity). The outstanding requests already raise its score through os_s.
+// Defaults factor 4 and min 10ms. Allowed factor 1..1000, min 1ms..1m.
+func WithStall(factor float64, min time.Duration) Option {
+	return func(c *config) {
+		if !(factor >= 1 && factor <= 1000) {
+			c.fail("policy: WithStall: StallFactor = %v, allowed 1..1000", factor)
+			return
+		}
+		if min < time.Millisecond || min > time.Minute {
+			c.fail("policy: WithStall: StallMin = %v, allowed 1ms..1m", min)
+			return
+		}
+		c.stallFactor, c.stallMin = factor, min
+	}
+}
+
 // WithRateControl enables or disables C3's per-host CUBIC rate control and
 // backpressure; default enabled (it applies to the C3 strategy only).
 func WithRateControl(enabled bool) Option { return func(c *config) { c.rateControl = enabled } }
@@ -194,8 +220,10 @@ func WithJitter(f float64) Option {
 }
 
 // WithProbe sets recovery probing for C3: with probability p a request goes
-// first to a replica that has not responded for at least after (a host that
-// ranks last never gets fresh measurements otherwise). Defaults 0.01 and 1s.
+// first to a replica that has not responded for at least after and has
+// nothing outstanding (a host that ranks last never gets fresh measurements
+// otherwise; a host that still owes responses will be measured when they
+// return, so probing it would only add requests to a stall). Defaults 0.01 and 1s.
 // Allowed p 0..1, after 1ms..1h.
 func WithProbe(p float64, after time.Duration) Option {
 	return func(c *config) {

@@ -23,6 +23,8 @@ func TestOptionsValidated(t *testing.T) {
 		{WithConcurrencyWeight(-1), "ConcurrencyWeight = -1, allowed 0..1e6"},
 		{WithBusy(0, time.Second), "BusyInFlight = 0, allowed 1..1000000"},
 		{WithBusy(10, time.Microsecond), "BusyNoResponse = 1µs, allowed 1ms..1m"},
+		{WithStall(0.5, time.Second), "StallFactor = 0.5, allowed 1..1000"},
+		{WithStall(4, 0), "StallMin = 0s, allowed 1ms..1m"},
 		{WithMaxBackpressureWait(2 * time.Second), "MaxBackpressureWait = 2s, allowed 0..1s"},
 		{WithJitter(0.9), "Jitter = 0.9, allowed 0..0.5"},
 		{WithProbe(1.5, time.Second), "ProbeProbability = 1.5, allowed 0..1"},
@@ -301,6 +303,47 @@ func TestBackpressureBounded(t *testing.T) {
 	assert.EqualValues(t, 0, clk0.Sleeps())
 }
 
+// TestStalledHostNotPromotedByRateLimit: the rate limiter sends a request to
+// the next replica within its rate when the best one is over its rate, but
+// never to one that owes responses and has gone silent (a frozen host's own
+// rate never adapts: no responses come back to run Algorithm 2).
+func TestStalledHostNotPromotedByRateLimit(t *testing.T) {
+	p, _, clk := testPolicy(t, 3, WithRate(tracker.RateConfig{InitialRate: 1, MinRate: 1}),
+		WithMaxBackpressureWait(0), WithProbe(0, time.Second), WithJitter(0))
+	Wire(gocql.NewCluster("127.0.0.1"), p) // Marks below do not measure
+	clk.Set(20 * time.Second)              // aligned to a 20ms window
+	tr := p.Tracker()
+	h0, h1, h2 := tr.Host("h0"), tr.Host("h1"), tr.Host("h2")
+	h0.Observe(time.Millisecond, tracker.Success)
+	h1.Observe(2*time.Millisecond, tracker.Success)
+	h2.Observe(20*time.Millisecond, tracker.Success)
+	stuck := h1.Begin() // Psi: h0 1ms < h1 2ms*(1+1)^3 = 16ms < h2 20ms
+	q := &fakeQuery{}
+
+	overRate := func(h *tracker.Host) {
+		for h.WithinRate(clk.Now()) {
+			h.ConsumeToken(clk.Now())
+		}
+	}
+	overRate(h0) // the best host is over its rate
+	pl := plan(p, q)
+	assert.Equal(t, []string{"h1", "h0", "h2"}, pl, "h1 answered recently: next within rate is promoted")
+
+	clk.Advance(20 * time.Millisecond) // next window: h1 silent for 20ms >= max(10ms, 4*2ms)
+	overRate(h0)
+	pl = plan(p, q)
+	assert.Equal(t, []string{"h2", "h0", "h1"}, pl, "stalled h1 is never within rate; it stays in the plan")
+	for _, s := range p.Stats() {
+		assert.Equal(t, s.ID == "h1", s.Stalled, s.ID)
+	}
+
+	h1.Observe(25*time.Millisecond, tracker.Success) // it answers: no longer stalled
+	h1.End(stuck)
+	for _, s := range p.Stats() {
+		assert.False(t, s.Stalled, s.ID)
+	}
+}
+
 // TestAttemptAccountingExact covers gocql's Mark semantics: Retry marks the
 // same SelectedHost again, hosts skipped by gocql are never marked.
 func TestAttemptAccountingExact(t *testing.T) {
@@ -499,7 +542,7 @@ func TestStatsSnapshot(t *testing.T) {
 	assert.False(t, st[1].Up)
 	assert.Equal(t, 2*time.Millisecond, st[0].ResponseTime)
 	assert.InDelta(t, float64(2*time.Millisecond), st[0].Score, 1, "idle host: Psi = R")
-	assert.Equal(t, 20.0, st[0].Rate, "InitialRate 100, one response (rrate 1): decreased by beta")
+	assert.Equal(t, 100.0, st[0].Rate, "InitialRate 100, one response (rrate 1) but nothing sent through the limiter: application-limited, no decrease")
 	assert.True(t, st[0].WithinRate)
 	assert.True(t, st[0].Local)
 	assert.Contains(t, st[0].Address, "127.0.1.1")

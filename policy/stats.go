@@ -3,7 +3,6 @@ package policy
 import (
 	"sort"
 
-	"github.com/tailroute/tailroute/policy/core"
 	"github.com/tailroute/tailroute/tracker"
 )
 
@@ -22,6 +21,10 @@ type HostStats struct {
 	Busy bool
 	// WithinRate reports whether the host is within its sending rate now.
 	WithinRate bool
+	// Stalled reports that the host owes responses and has given none for
+	// longer than the stall threshold (see WithStall): the rate limiter does
+	// not promote it.
+	Stalled bool
 }
 
 // Stats returns a snapshot of every host, sorted by address.
@@ -31,10 +34,6 @@ func (p *Policy) Stats() []HostStats {
 	out := make([]HostStats, 0, len(t.hosts))
 	for _, e := range t.hosts {
 		v := e.h.View(now)
-		score := core.C3Score(v.ResponseTime, v.ServiceTime, v.QueueSize, v.InFlight, p.cfg.weight)
-		if sr := v.SuccessRate; sr < 1 {
-			score /= sr * sr * sr
-		}
 		out = append(out, HostStats{
 			HostSnapshot: e.h.Snapshot(),
 			Address:      e.info.ConnectAddressAndPort(),
@@ -42,9 +41,10 @@ func (p *Policy) Stats() []HostStats {
 			Rack:         e.rack,
 			Up:           e.isUp(),
 			Local:        e.local,
-			Score:        score,
+			Score:        p.score(v),
 			Busy:         e.h.Busy(now, int64(p.cfg.busyInFlight), p.cfg.busyNoResponse),
 			WithinRate:   e.h.WithinRate(now),
+			Stalled:      p.stalled(v),
 		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Address < out[j].Address })

@@ -23,4 +23,11 @@
 //	                          outcomes are ignored completely
 //	Feedback(q, serviceTime)  EWMA q_s and 1/mu_s
 //	ConsumeToken              sending-rate window (Algorithm 1)
+//
+// Two time-based signals besides the EWMAs: View.Silence, how long a host
+// has owed a response without giving one (a stall shows there from its first
+// millisecond, long before the stalled requests return to move R_s), and
+// Config.ForgetAfter, after which an idle host's R_s and q_s fade toward the
+// other hosts' mean and 0 (an estimate that only a response could refresh
+// would otherwise keep a once-slow host avoided for good).
 package tracker

@@ -37,3 +37,17 @@ func (e *ewma) get() (float64, bool) {
 }
 
 func (e *ewma) reset() { e.w.Store(0) }
+
+// decay moves a non-empty average toward target: v <- target + (v-target)*f.
+func (e *ewma) decay(target, f float64) {
+	for {
+		old := e.w.Load()
+		if old == 0 {
+			return
+		}
+		of := math.Float64frombits(old ^ emptyMask)
+		if e.w.CompareAndSwap(old, math.Float64bits(target+(of-target)*f)^emptyMask) {
+			return
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package tracker
 
 import (
+	"math"
 	"sync/atomic"
 	"time"
 )
@@ -60,6 +61,7 @@ type Host struct {
 	svc      ewma         // 1/mu_s from feedback, nanoseconds
 	queue    ewma         // q_s from feedback
 	lastResp atomic.Int64 // clock time of the last response (or of the reset)
+	owedFrom atomic.Int64 // clock time the outstanding count last rose from 0
 	samples  atomic.Uint64
 
 	hist   rollingHist
@@ -73,6 +75,7 @@ func newHost(id string, t *Tracker, now time.Duration) *Host {
 	h.health.init(t.cfg.HealthBucket, now)
 	h.rate.init(&t.cfg.Rate, now)
 	h.lastResp.Store(int64(now))
+	h.owedFrom.Store(int64(now))
 	return h
 }
 
@@ -80,8 +83,14 @@ func newHost(id string, t *Tracker, now time.Duration) *Host {
 func (h *Host) ID() string { return h.id }
 
 // Begin records that an attempt was handed to this host (os_s += 1).
-func (h *Host) Begin() Attempt {
+func (h *Host) Begin() Attempt { return h.BeginAt(h.t.clock.Now()) }
+
+// BeginAt is Begin for a caller that already read the clock (now).
+func (h *Host) BeginAt(now time.Duration) Attempt {
 	v := h.osGen.Add(1)
+	if uint32(v) == 1 {
+		h.owedFrom.Store(int64(now)) // the host owes a response from now on
+	}
 	return Attempt{gen: uint32(v >> 32)}
 }
 
@@ -119,11 +128,20 @@ func (h *Host) ObserveAt(now, latency time.Duration, o Outcome) {
 	if latency < 0 {
 		latency = 0
 	}
+	response := o == Success || o == Failure
+	if f, ok := h.forgetFactor(now - time.Duration(h.lastResp.Load())); ok && response {
+		// first response after a long silence: the old estimates are what
+		// View showed (forgotten toward the prior), not what was stored.
+		// Not for a lost attempt: it does not end the silence, and each one
+		// would forget again (a timing-out host's R_s would shrink).
+		h.resp.decay(h.t.priorResponseTimeExcept(h), f)
+		h.queue.decay(0, f)
+	}
 	h.resp.add(float64(latency), h.t.cfg.EWMAAlpha)
 	h.samples.Add(1)
 	h.hist.record(now, latency)
 	h.health.record(now, o == Success)
-	if o == Success || o == Failure {
+	if response {
 		h.lastResp.Store(int64(now))
 		h.rate.countResponse(now)
 	}
@@ -161,18 +179,25 @@ func (h *Host) Reset() {
 	h.health.reset(now)
 	h.rate.reset(now)
 	h.lastResp.Store(int64(now))
+	h.owedFrom.Store(int64(now))
 }
 
 // View is what ranking needs to know about a host, read at one instant.
 type View struct {
 	InFlight      int64         // os_s
-	ResponseTime  float64       // R_s in ns; the mean R_s of the hosts with samples (or DefaultResponseTime) when the host has none
+	ResponseTime  float64       // R_s in ns; the mean R_s of the hosts with samples (or DefaultResponseTime) when the host has none; pulled toward the other hosts' mean when the host is idle and stale (Config.ForgetAfter)
 	ServiceTime   float64       // 1/mu_s in ns: feedback EWMA, else ResponseTime
 	QueueSize     float64       // q_s: feedback EWMA, else 0
 	HasSamples    bool          // R_s is the host's own
 	HasFeedback   bool          // ServiceTime and QueueSize come from the server
 	SuccessRate   float64       // weighted success ratio of the rolling buckets, 1 with no data
 	SinceResponse time.Duration // time since the last response (or since the host was added/reset)
+	// Silence is how long the host has owed a response without giving one:
+	// the time since the later of its last response and the moment its
+	// outstanding count last rose from zero; 0 when nothing is outstanding.
+	// It grows from the first moment of a stall (a GC pause, a frozen
+	// process), long before the stalled requests return to move R_s.
+	Silence time.Duration
 }
 
 // View reads the host's ranking inputs at time now.
@@ -192,7 +217,51 @@ func (h *Host) View(now time.Duration) View {
 	}
 	v.SuccessRate = h.health.successRate(now, t.successFloor())
 	v.SinceResponse = now - time.Duration(h.lastResp.Load())
+	if v.InFlight > 0 {
+		v.Silence = h.silence(now, v.SinceResponse)
+	} else if f, ok := h.forgetFactor(v.SinceResponse); ok {
+		// Idle and not heard from for a while: trust old estimates less.
+		if v.HasSamples {
+			prior := t.priorResponseTimeExcept(h)
+			v.ResponseTime = prior + (v.ResponseTime-prior)*f
+			if !v.HasFeedback {
+				v.ServiceTime = v.ResponseTime
+			}
+		}
+		v.QueueSize *= f
+	}
 	return v
+}
+
+// forgetFactor is the weight old estimates keep after since without a
+// response (Config.ForgetAfter), and whether any forgetting applies.
+func (h *Host) forgetFactor(since time.Duration) (float64, bool) {
+	fa := h.t.cfg.ForgetAfter
+	if fa <= 0 || since <= fa {
+		return 1, false
+	}
+	return math.Exp(-float64(since-fa) / float64(fa)), true
+}
+
+// silence is View.Silence for a host with requests outstanding.
+func (h *Host) silence(now, sinceResponse time.Duration) time.Duration {
+	s := now - time.Duration(h.owedFrom.Load())
+	if sinceResponse < s {
+		s = sinceResponse
+	}
+	if s < 0 {
+		return 0
+	}
+	return s
+}
+
+// Silence returns View.Silence: how long the host has owed a response
+// without giving one (0 when nothing is outstanding).
+func (h *Host) Silence(now time.Duration) time.Duration {
+	if h.InFlight() == 0 {
+		return 0
+	}
+	return h.silence(now, h.SinceResponse(now))
 }
 
 // SinceResponse returns the time since the last response (or since the host
@@ -249,11 +318,12 @@ type HostSnapshot struct {
 	Successes     uint64  // successful attempts in the rolling health window
 	SuccessRate   float64 // weighted success ratio (see View)
 	SinceResponse time.Duration
-	Rate          float64 // srate, requests per rate Interval
-	ReceiveRate   float64 // rrate, responses per rate Interval
-	SentInWindow  uint64  // requests sent in the current rate window
-	RateDecreases uint64  // Algorithm 2 decrease events
-	RateIncreases uint64  // Algorithm 2 increase events
+	Silence       time.Duration // see View.Silence
+	Rate          float64       // srate, requests per rate Interval
+	ReceiveRate   float64       // rrate, responses per rate Interval
+	SentInWindow  uint64        // requests sent in the current rate window
+	RateDecreases uint64        // Algorithm 2 decrease events
+	RateIncreases uint64        // Algorithm 2 increase events
 	P50, P99      time.Duration
 	QuantilesOK   bool // P50/P99 are based on at least MinQuantileSamples samples
 }
@@ -273,6 +343,7 @@ func (h *Host) Snapshot() HostSnapshot {
 	s.Responses, s.Successes = h.health.counts(now)
 	s.SuccessRate = h.health.successRate(now, h.t.successFloor())
 	s.SinceResponse = h.SinceResponse(now)
+	s.Silence = h.Silence(now)
 	s.Rate = h.rate.rate()
 	s.ReceiveRate = h.rate.receiveRate(now)
 	s.SentInWindow = h.rate.sentInWindow(now)

@@ -114,9 +114,8 @@ type rateCtl struct {
 	interval int64
 
 	srate atomic.Uint64 // float64 bits, requests per Interval
-	sent  atomic.Uint64 // window of sent requests (Algorithm 1 tokens)
-	recv  atomic.Uint64 // current receive window
-	prev  atomic.Uint64 // previous receive window
+	sent  windowPair    // sent requests (Algorithm 1 tokens)
+	recv  windowPair    // responses (rrate)
 
 	mu   sync.Mutex
 	r0   float64 // saturation rate R0 at the last decrease
@@ -142,9 +141,8 @@ func (r *rateCtl) reset(now time.Duration) {
 	r.tDec = int64(now) - int64(r.cfg.Saddle)
 	r.tInc = math.MinInt64 / 2
 	id := int64(now) / r.interval
-	r.sent.Store(winPack(id, 0))
-	r.recv.Store(winPack(id, 0))
-	r.prev.Store(winPack(id-1, 0))
+	r.sent.reset(id)
+	r.recv.reset(id)
 	r.mu.Unlock()
 }
 
@@ -153,16 +151,59 @@ func (r *rateCtl) rate() float64 { return math.Float64frombits(r.srate.Load()) }
 // withinRate reports whether fewer than srate requests were sent in the
 // current window (Algorithm 1, line 4).
 func (r *rateCtl) withinRate(now time.Duration) bool {
-	id, n := winUnpack(r.sent.Load())
-	if id != int64(now)/r.interval {
-		return true
-	}
-	return float64(n) < r.rate()
+	return float64(r.sentInWindow(now)) < r.rate()
 }
 
 // consume counts one request sent in the current window (consume_token).
-func (r *rateCtl) consume(now time.Duration) {
-	winIncr(&r.sent, int64(now)/r.interval)
+func (r *rateCtl) consume(now time.Duration) { r.sent.incr(r.window(now)) }
+
+// window is the id of the rate window holding now.
+func (r *rateCtl) window(now time.Duration) int64 { return int64(now) / r.interval }
+
+// usedFullRate reports whether the client sent at least srate requests in
+// the current or the previous window, i.e. whether the rate limit was what
+// bounded its sending (not its own demand).
+func (r *rateCtl) usedFullRate(now time.Duration, srate float64) bool {
+	cur, prev := r.sent.counts(r.window(now))
+	return float64(cur) >= srate || float64(prev) >= srate
+}
+
+// windowPair counts events in fixed windows (one atomic word each): the
+// current window and the one before it.
+type windowPair struct{ cur, prev atomic.Uint64 }
+
+// reset starts window id empty, with an empty window before it.
+func (w *windowPair) reset(id int64) {
+	w.cur.Store(winPack(id, 0))
+	w.prev.Store(winPack(id-1, 0))
+}
+
+// incr counts one event in window id; when that starts a new window, the
+// one it replaces becomes prev if it was window id-1, else prev is empty.
+func (w *windowPair) incr(id int64) {
+	old, changed := winIncr(&w.cur, id)
+	if oid, _ := winUnpack(old); changed && oid < id {
+		if oid == id-1 {
+			w.prev.Store(old)
+		} else {
+			w.prev.Store(winPack(id-1, 0))
+		}
+	}
+}
+
+// counts returns the events in window id and in window id-1.
+func (w *windowPair) counts(id int64) (cur, prev uint64) {
+	cid, cn := winUnpack(w.cur.Load())
+	switch cid {
+	case id:
+		if pid, pn := winUnpack(w.prev.Load()); pid == id-1 {
+			prev = pn
+		}
+		return cn, prev
+	case id - 1:
+		return 0, cn // nothing yet in window id
+	}
+	return 0, 0
 }
 
 // winIncr adds one to the window counter w for window cur, starting a new
@@ -192,10 +233,7 @@ func winIncr(w *atomic.Uint64, cur int64) (old uint64, changed bool) {
 
 // sentInWindow returns the requests sent in the current window.
 func (r *rateCtl) sentInWindow(now time.Duration) uint64 {
-	id, n := winUnpack(r.sent.Load())
-	if id != int64(now)/r.interval {
-		return 0
-	}
+	n, _ := r.sent.counts(r.window(now))
 	return n
 }
 
@@ -204,41 +242,25 @@ func (r *rateCtl) untilNextWindow(now time.Duration) time.Duration {
 	return time.Duration(r.interval - int64(now)%r.interval)
 }
 
-func (r *rateCtl) countResponse(now time.Duration) {
-	cur := int64(now) / r.interval
-	old, changed := winIncr(&r.recv, cur)
-	if id, _ := winUnpack(old); changed && id < cur {
-		if id == cur-1 {
-			r.prev.Store(old)
-		} else {
-			r.prev.Store(winPack(cur-1, 0))
-		}
-	}
-}
+func (r *rateCtl) countResponse(now time.Duration) { r.recv.incr(r.window(now)) }
 
 // receiveRate (rrate) is the number of responses in the last Interval,
 // estimated from the current and previous fixed windows (sliding-window
 // approximation: prev*(1-elapsed fraction) + current).
 func (r *rateCtl) receiveRate(now time.Duration) float64 {
-	cur := int64(now) / r.interval
 	frac := float64(int64(now)%r.interval) / float64(r.interval)
-	id, n := winUnpack(r.recv.Load())
-	pid, pn := winUnpack(r.prev.Load())
-	switch {
-	case id == cur:
-		v := float64(n)
-		if pid == cur-1 {
-			v += float64(pn) * (1 - frac)
-		}
-		return v
-	case id == cur-1:
-		return float64(n) * (1 - frac)
-	default:
-		return 0
-	}
+	cur, prev := r.recv.counts(r.window(now))
+	return float64(cur) + float64(prev)*(1-frac)
 }
 
-// adapt runs Algorithm 2 lines 3-11 at time now.
+// adapt runs Algorithm 2 lines 3-11 at time now, with one change: the
+// decrease (srate > rrate) only applies while the client actually sends at
+// its full rate (usedFullRate). When the client's own demand is below srate,
+// rrate measures that demand, not the server's capacity, and is below srate
+// by construction; decreasing then would pin srate to the demand of the last
+// window and divert every burst to worse replicas (TCP's congestion-window
+// validation, RFC 7661, makes the same exception for application-limited
+// senders).
 func (r *rateCtl) adapt(now time.Duration) {
 	if !r.mu.TryLock() {
 		return
@@ -249,7 +271,7 @@ func (r *rateCtl) adapt(now time.Duration) {
 	srate := r.rate()
 	rrate := r.receiveRate(now)
 	switch {
-	case srate > rrate && t-r.tInc > int64(c.Hysteresis):
+	case srate > rrate && t-r.tInc > int64(c.Hysteresis) && r.usedFullRate(now, srate):
 		r.r0 = srate
 		srate *= c.Beta
 		if srate < c.MinRate {

@@ -29,6 +29,16 @@ type Config struct {
 	// DefaultResponseTime is the response-time prior used before any host
 	// has a sample; default 1ms. Allowed 1µs..1min.
 	DefaultResponseTime time.Duration
+	// ForgetAfter is how long an idle host's estimates stay fully
+	// trusted. A host with nothing outstanding and no response for longer
+	// than ForgetAfter (SinceResponse) is viewed with its R_s pulled toward
+	// the mean R_s of the other hosts and its q_s toward 0, by the factor
+	// exp(-(SinceResponse-ForgetAfter)/ForgetAfter): a host that
+	// was slow once and then avoided is tried again once its bad estimate
+	// is old, instead of only through rare probes. Hosts that receive
+	// traffic are never affected. Default 1s; negative = never forget.
+	// Allowed 10ms..1h or negative.
+	ForgetAfter time.Duration
 	// Rate configures the per-host CUBIC rate controller.
 	Rate RateConfig
 }
@@ -42,6 +52,7 @@ func DefaultConfig() Config {
 		MinQuantileSamples:  20,
 		HealthBucket:        time.Second,
 		DefaultResponseTime: time.Millisecond,
+		ForgetAfter:         time.Second,
 		Rate:                DefaultRateConfig(),
 	}
 }
@@ -67,6 +78,9 @@ func (c Config) WithDefaults() Config {
 	if c.DefaultResponseTime == 0 {
 		c.DefaultResponseTime = d.DefaultResponseTime
 	}
+	if c.ForgetAfter == 0 {
+		c.ForgetAfter = d.ForgetAfter
+	}
 	c.Rate.withDefaults()
 	return c
 }
@@ -85,6 +99,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("tracker: Config.HealthBucket = %v, allowed 10ms..1h", c.HealthBucket)
 	case c.DefaultResponseTime < time.Microsecond || c.DefaultResponseTime > time.Minute:
 		return fmt.Errorf("tracker: Config.DefaultResponseTime = %v, allowed 1µs..1m", c.DefaultResponseTime)
+	case c.ForgetAfter >= 0 && (c.ForgetAfter < 10*time.Millisecond || c.ForgetAfter > time.Hour):
+		return fmt.Errorf("tracker: Config.ForgetAfter = %v, allowed 10ms..1h or negative (never)", c.ForgetAfter)
 	}
 	return c.Rate.Validate()
 }
@@ -265,10 +281,17 @@ func (t *Tracker) ResponseTime() (time.Duration, bool) {
 	return time.Duration(r), ok
 }
 
-func (t *Tracker) meanResponseTime() (float64, bool) {
+func (t *Tracker) meanResponseTime() (float64, bool) { return t.meanResponseTimeExcept(nil) }
+
+// meanResponseTimeExcept is the mean R_s of the hosts with samples other
+// than x.
+func (t *Tracker) meanResponseTimeExcept(x *Host) (float64, bool) {
 	var sum float64
 	n := 0
 	for _, h := range *t.hosts.Load() {
+		if h == x {
+			continue
+		}
 		if r, ok := h.resp.get(); ok {
 			sum += r
 			n++
@@ -283,8 +306,11 @@ func (t *Tracker) meanResponseTime() (float64, bool) {
 // priorResponseTime scores a host without samples: the mean of the others
 // (so that a new or recovered host competes on equal terms), or
 // DefaultResponseTime.
-func (t *Tracker) priorResponseTime() float64 {
-	if r, ok := t.meanResponseTime(); ok {
+func (t *Tracker) priorResponseTime() float64 { return t.priorResponseTimeExcept(nil) }
+
+// priorResponseTimeExcept is priorResponseTime over the hosts other than x.
+func (t *Tracker) priorResponseTimeExcept(x *Host) float64 {
+	if r, ok := t.meanResponseTimeExcept(x); ok {
 		return r
 	}
 	return float64(t.cfg.DefaultResponseTime)

@@ -36,6 +36,7 @@ func TestConfigValidation(t *testing.T) {
 		{func(c *Config) { c.MinQuantileSamples = -3 }, "MinQuantileSamples = -3"},
 		{func(c *Config) { c.HealthBucket = 2 * time.Hour }, "HealthBucket"},
 		{func(c *Config) { c.DefaultResponseTime = -1 }, "DefaultResponseTime"},
+		{func(c *Config) { c.ForgetAfter = 5 * time.Millisecond }, "ForgetAfter = 5ms, allowed 10ms..1h or negative (never)"},
 		{func(c *Config) { c.Rate.Beta = 1 }, "RateConfig.Beta = 1, allowed (0,1)"},
 		{func(c *Config) { c.Rate.Interval = time.Microsecond }, "RateConfig.Interval"},
 		{func(c *Config) { c.Rate.SMax = -1 }, "RateConfig.SMax"},
@@ -60,6 +61,55 @@ func TestConfigValidation(t *testing.T) {
 	assert.Equal(t, 100*time.Millisecond, c.Rate.Saddle)
 	assert.Equal(t, 40*time.Millisecond, c.Rate.Hysteresis)
 	assert.Equal(t, 10.0, c.Rate.SMax)
+	assert.Equal(t, time.Second, c.ForgetAfter)
+}
+
+// TestForgetAfter: an idle host's old estimates fade toward the other
+// hosts' mean once it has not answered for ForgetAfter, in the view and in
+// the stored EWMA when it answers again; busy or recent hosts are untouched.
+func TestForgetAfter(t *testing.T) {
+	tr, clk := newTest(t, nil)
+	a, b, c := tr.Host("a"), tr.Host("b"), tr.Host("c")
+	a.Observe(10*time.Millisecond, Success) // a was slow once...
+	a.Feedback(8, 4*time.Millisecond)
+	clk.Advance(time.Second) // ...exactly ForgetAfter ago: still trusted
+	b.Observe(time.Millisecond, Success)
+	c.Observe(3*time.Millisecond, Success) // others' mean: 2ms
+	v := a.View(tr.Now())
+	assert.InDelta(t, float64(10*time.Millisecond), v.ResponseTime, 1)
+	assert.InDelta(t, 8, v.QueueSize, 1e-9)
+
+	clk.Advance(time.Second) // 2s: keeps exp(-1) of the difference
+	f := math.Exp(-1)
+	v = a.View(tr.Now())
+	assert.InDelta(t, 2e6+8e6*f, v.ResponseTime, 1)
+	assert.InDelta(t, 8*f, v.QueueSize, 1e-9)
+	assert.Equal(t, 4*time.Millisecond, time.Duration(v.ServiceTime), "server-reported service time is kept")
+
+	att := a.Begin() // a host that owes a response is not idle: nothing is forgotten
+	assert.InDelta(t, float64(10*time.Millisecond), a.View(tr.Now()).ResponseTime, 1)
+	// its answer lands on the forgotten estimate, not on the stale one
+	a.Observe(2*time.Millisecond, Success)
+	a.End(att)
+	assert.InDelta(t, 0.9*(2e6+8e6*f)+0.1*2e6, float64(a.Snapshot().ResponseTime), 2)
+
+	// a lost attempt (timeout) after a long silence is no response: it
+	// forgets nothing, or a host timing out again and again would see its
+	// R_s shrink toward the others' with every timeout
+	lt, clk3 := newTest(t, nil)
+	x := lt.Host("x")
+	lt.Host("y").Observe(time.Millisecond, Success)
+	x.Observe(10*time.Millisecond, Success)
+	clk3.Advance(3 * time.Second)
+	x.Observe(30*time.Millisecond, Lost)
+	assert.InDelta(t, 0.9*10e6+0.1*30e6, float64(x.Snapshot().ResponseTime), 2)
+
+	never, clk2 := newTest(t, func(c *Config) { c.ForgetAfter = -1 })
+	h := never.Host("a")
+	h.Observe(10*time.Millisecond, Success)
+	never.Host("b").Observe(time.Millisecond, Success)
+	clk2.Advance(time.Hour)
+	assert.InDelta(t, float64(10*time.Millisecond), h.View(never.Now()).ResponseTime, 1)
 }
 
 func TestEWMA(t *testing.T) {
@@ -228,6 +278,33 @@ func TestBusyThresholds(t *testing.T) {
 	assert.False(t, h.Busy(tr.Now(), 10, 200*time.Millisecond), "back to 9 in flight")
 }
 
+// TestSilence: how long a host has owed a response without giving one.
+func TestSilence(t *testing.T) {
+	tr, clk := newTest(t, nil)
+	h := tr.Host("a")
+	clk.Advance(time.Second)
+	assert.Zero(t, h.Silence(tr.Now()), "nothing outstanding")
+	a := h.Begin()
+	clk.Advance(30 * time.Millisecond)
+	assert.Equal(t, 30*time.Millisecond, h.Silence(tr.Now()), "from the moment it owes a response, not from its last response 1s ago")
+	b := h.Begin() // a second request does not restart the clock
+	clk.Advance(10 * time.Millisecond)
+	assert.Equal(t, 40*time.Millisecond, h.View(tr.Now()).Silence)
+	h.Observe(time.Millisecond, Success) // a response while one is still outstanding
+	h.End(a)
+	clk.Advance(5 * time.Millisecond)
+	assert.Equal(t, 5*time.Millisecond, h.Silence(tr.Now()), "since the last response")
+	h.Observe(time.Millisecond, Lost) // a lost attempt is no response
+	clk.Advance(5 * time.Millisecond)
+	assert.Equal(t, 10*time.Millisecond, h.Snapshot().Silence)
+	h.End(b)
+	assert.Zero(t, h.Silence(tr.Now()))
+	h.Begin()
+	clk.Advance(time.Millisecond)
+	h.Reset()
+	assert.Zero(t, h.View(tr.Now()).Silence, "a reset forgets the outstanding attempts")
+}
+
 func TestHealthBuckets(t *testing.T) {
 	tr, clk := newTest(t, nil)
 	h := tr.Host("a")
@@ -259,12 +336,21 @@ func TestHealthBuckets(t *testing.T) {
 // setRecv makes the receive rate at now exactly n.
 func setRecv(r *rateCtl, now time.Duration, n uint64) {
 	id := int64(now) / r.interval
-	r.recv.Store(winPack(id, n))
-	r.prev.Store(winPack(id-1, 0))
+	r.recv.cur.Store(winPack(id, n))
+	r.recv.prev.Store(winPack(id-1, 0))
+}
+
+// setSent makes the client's sending in the current and previous window n.
+func setSent(r *rateCtl, now time.Duration, n uint64) {
+	id := int64(now) / r.interval
+	r.sent.cur.Store(winPack(id, n))
+	r.sent.prev.Store(winPack(id-1, n))
 }
 
 // TestRateTraceAlgorithm2 drives the controller through a hand-computed trace
-// of Algorithm 2 (beta 0.2, saddle 100ms, hysteresis 40ms, s_max 10).
+// of Algorithm 2 (beta 0.2, saddle 100ms, hysteresis 40ms, s_max 10). The
+// client sends at its full rate except where a step says it is
+// application-limited (then a decrease does not apply).
 func TestRateTraceAlgorithm2(t *testing.T) {
 	tr, clk := newTest(t, func(c *Config) { c.Rate.InitialRate = 50 })
 	h := tr.Host("a")
@@ -272,33 +358,41 @@ func TestRateTraceAlgorithm2(t *testing.T) {
 	t0 := clk.Now()
 	require.Equal(t, 50.0, r.rate())
 	steps := []struct {
-		at    time.Duration
-		rrate uint64
-		want  float64
-		why   string
+		at         time.Duration
+		rrate      uint64
+		want       float64
+		why        string
+		appLimited bool
 	}{
-		{0, 30, 10, "srate 50 > rrate 30: decrease by beta, R0 = 50"},
-		{5 * time.Millisecond, 30, 20, "increase capped by s_max (curve 41.43)"},
-		{6 * time.Millisecond, 30, 30, "s_max cap again (curve 41.69)"},
-		{7 * time.Millisecond, 45, 40, "s_max cap again (curve 41.96)"},
-		{8 * time.Millisecond, 45, 10*math.Pow(-0.92, 3) + 50, "cubic curve binds: 0.2*50*((8-100)/100)^3 + 50"},
-		{30 * time.Millisecond, 20, 10*math.Pow(-0.92, 3) + 50, "srate > rrate but within hysteresis (22ms < 40ms): hold"},
-		{100 * time.Millisecond, 60, 50, "saddle: curve is back at R0 after 100ms"},
-		{150 * time.Millisecond, 60, 51.25, "beyond the saddle: 0.2*50*0.5^3 + 50"},
-		{300 * time.Millisecond, 200, 61.25, "optimistic probing: curve 130, step capped by s_max"},
-		{320 * time.Millisecond, 10, 61.25, "hysteresis after the last increase"},
-		{341 * time.Millisecond, 10, 61.25 * 0.2, "41ms after the increase: decrease, R0 = 61.25"},
-		{342 * time.Millisecond, 1, 2.45, "no increase since: decrease again"},
-		{343 * time.Millisecond, 0, 1, "floored at MinRate"},
-		{344 * time.Millisecond, 50, 0.2*2.45*math.Pow(-0.99, 3) + 2.45, "R0 = 2.45 (srate before the floored decrease): curve 0.2*2.45*((1-100)/100)^3 + 2.45"},
+		{0, 30, 10, "srate 50 > rrate 30: decrease by beta, R0 = 50", false},
+		{5 * time.Millisecond, 30, 20, "increase capped by s_max (curve 41.43)", false},
+		{6 * time.Millisecond, 30, 30, "s_max cap again (curve 41.69)", false},
+		{7 * time.Millisecond, 45, 40, "s_max cap again (curve 41.96)", false},
+		{8 * time.Millisecond, 45, 10*math.Pow(-0.92, 3) + 50, "cubic curve binds: 0.2*50*((8-100)/100)^3 + 50", false},
+		{30 * time.Millisecond, 20, 10*math.Pow(-0.92, 3) + 50, "srate > rrate but within hysteresis (22ms < 40ms): hold", false},
+		{100 * time.Millisecond, 60, 50, "saddle: curve is back at R0 after 100ms", false},
+		{150 * time.Millisecond, 60, 51.25, "beyond the saddle: 0.2*50*0.5^3 + 50", false},
+		{300 * time.Millisecond, 200, 61.25, "optimistic probing: curve 130, step capped by s_max", false},
+		{320 * time.Millisecond, 10, 61.25, "hysteresis after the last increase", false},
+		{341 * time.Millisecond, 10, 61.25 * 0.2, "41ms after the increase: decrease, R0 = 61.25", false},
+		{342 * time.Millisecond, 1, 2.45, "no increase since: decrease again", false},
+		{343 * time.Millisecond, 0, 1, "floored at MinRate", false},
+		{344 * time.Millisecond, 50, 0.2*2.45*math.Pow(-0.99, 3) + 2.45, "R0 = 2.45 (srate before the floored decrease): curve 0.2*2.45*((1-100)/100)^3 + 2.45", false},
+		{400 * time.Millisecond, 0, 0.2*2.45*math.Pow(-0.99, 3) + 2.45, "srate > rrate past hysteresis, but the client sent less than srate: rrate is its demand, hold", true},
+		{401 * time.Millisecond, 0, 1, "sending at the full rate again: decrease (floored)", false},
 	}
 	for i, s := range steps {
 		clk.Set(t0 + s.at)
 		setRecv(r, clk.Now(), s.rrate)
+		sent := uint64(math.Ceil(r.rate()))
+		if s.appLimited {
+			sent--
+		}
+		setSent(r, clk.Now(), sent)
 		r.adapt(clk.Now())
 		assert.InDelta(t, s.want, r.rate(), 1e-9, "step %d (%v): %s", i, s.at, s.why)
 	}
-	assert.EqualValues(t, 4, r.decs.Load())
+	assert.EqualValues(t, 5, r.decs.Load())
 	assert.EqualValues(t, 8, r.incs.Load())
 
 	// CubicRate is the same curve with gamma derived from the saddle
@@ -336,9 +430,15 @@ func TestRateWindowAndReceiveRate(t *testing.T) {
 	clk.Advance(40 * time.Millisecond)
 	assert.InDelta(t, 0, h.ReceiveRate(clk.Now()), 1e-9)
 
-	// Observe runs Algorithm 2: a lone response with srate 3 > rrate 1 decreases srate
+	// Observe runs Algorithm 2: a lone response with srate 3 > rrate 1...
 	h.Observe(time.Millisecond, Success)
-	assert.InDelta(t, 1, h.Rate(), 1e-9, "3*0.2 floored at 1")
+	assert.InDelta(t, 3, h.Rate(), 1e-9, "...holds while the client sends below srate (application-limited)")
+	clk.Advance(40 * time.Millisecond)
+	for i := 0; i < 3; i++ {
+		h.ConsumeToken(clk.Now())
+	}
+	h.Observe(time.Millisecond, Success)
+	assert.InDelta(t, 1, h.Rate(), 1e-9, "...and decreases once the client uses its full rate: 3*0.2 floored at 1")
 	// a burst of responses above srate increases it
 	for i := 0; i < 5; i++ {
 		h.Observe(time.Millisecond, Success)
