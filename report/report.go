@@ -54,6 +54,9 @@ type PolicyResult struct {
 	// PolicyStats is the policy's own per-host view at the end of the run
 	// (tailroute's policy.Stats), when it has one.
 	PolicyStats any `json:"policy_stats,omitempty"`
+	// ClientOps are the operations each client completed, in client order
+	// (one entry per client of Report.Clients).
+	ClientOps []int64 `json:"clients_ops,omitempty"`
 }
 
 // Report is one comparison (or a single-policy run).
@@ -68,6 +71,16 @@ type Report struct {
 	Seed       int64          `json:"seed"`
 	Intended   bool           `json:"intended"` // latencies measured from the intended start time
 	Results    []PolicyResult `json:"results"`
+
+	// Clients is the number of independent clients (sessions, each with
+	// its own policy instance) that shared the cluster; 0 is read as 1.
+	Clients int `json:"clients"`
+	// DemandSkew is "P/Q" when P % of the clients issued Q % of the
+	// requests; "" = an even split.
+	DemandSkew string `json:"demand_skew,omitempty"`
+	// Utilization, when > 0, is the fraction of the cluster's average
+	// service capacity the Target was derived from.
+	Utilization float64 `json:"utilization,omitempty"`
 }
 
 // Percentiles samples h (µs) on a log "nines" scale from the 0th to beyond
@@ -149,9 +162,19 @@ func (r *Report) WriteTable(w io.Writer) error {
 	target := "unthrottled"
 	if r.Target > 0 {
 		target = fmt.Sprintf("target %.0f ops/s", r.Target)
+		if r.Utilization > 0 {
+			target += fmt.Sprintf(" (utilization %.2f)", r.Utilization)
+		}
 	}
-	if _, err := fmt.Fprintf(w, "scenario %s · workload %s · %s · %d threads · %s · %d ops · seed %d\nlatency in ms, %s; share = requests sent to each node as coordinator\n\n",
-		r.Scenario, r.Workload, r.Cluster, r.Threads, target, r.Operations, r.Seed, src); err != nil {
+	threads := fmt.Sprintf("%d threads", r.Threads)
+	if r.Clients > 1 {
+		threads += fmt.Sprintf(" · %d clients", r.Clients)
+		if r.DemandSkew != "" {
+			threads += fmt.Sprintf(" (demand skew %s)", r.DemandSkew)
+		}
+	}
+	if _, err := fmt.Fprintf(w, "scenario %s · workload %s · %s · %s · %s · %d ops · seed %d\nlatency in ms, %s; share = requests sent to each node as coordinator\n\n",
+		r.Scenario, r.Workload, r.Cluster, threads, target, r.Operations, r.Seed, src); err != nil {
 		return err
 	}
 	var hosts []string

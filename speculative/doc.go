@@ -28,6 +28,11 @@
 // idempotent when all its entries are (BatchEntry.Idempotent). Opt a single
 // query out with q.WithContext(speculative.Disable(ctx)).
 //
+// A hedged query's bound values must not be reused once it returns: gocql
+// returns the first attempt's result while the losing attempt may still be
+// marshalling the values in its own goroutine. Do not pool the []any you
+// pass to Query or Bind (ycsb-lite did, and go test -race caught it).
+//
 // # What gocql v1.7.0 does (query_executor.go), and how this package fits
 //
 //   - Speculative execution is configured per query
@@ -110,6 +115,21 @@
 //   - Corner case: if the first attempt's retries used up every host before
 //     the hedge fires, the hedge finds no host and gocql returns
 //     ErrNoConnections (Stats.NoTarget).
+//
+// # When not to hedge
+//
+// Hedging pays where the other replicas have spare capacity: a stalled or
+// slow node, moderate load. At high utilisation it costs: in the benchmark
+// suite (docs/RESULTS.md; 5 simulated nodes at 70 % load whose speed
+// changes every 100 or 500 ms, 4 clients) hedged tailroute had a p99 1.3-1.5x
+// that of tailroute without hedging, while at 45 % load hedging cut p99 to
+// 0.8x and in the GC-pause and slow-node runs cut p99.9 to 0.46-0.70x.
+// Hedges fire exactly when nodes are slow, and at high load the second
+// replica has no spare capacity for them (the losing attempt is cancelled
+// in the client only; the server still serves it). Re-ranking the hedge's
+// target at the moment it fires did not change this (measured, not kept).
+// Enable hedging for latency-critical reads on clusters that run well
+// below saturation.
 //
 // # Cost
 //

@@ -25,7 +25,6 @@ type cqlDB struct {
 	insert  string
 	scanAll string
 	scanOne map[string]string
-	argPool sync.Pool
 	// feedback, when set, sees every result before it is closed (server
 	// feedback in the custom payload, for policies that use it).
 	feedback func(*gocql.Iter) bool
@@ -48,10 +47,13 @@ func newCQLDB(s *gocql.Session, keyspace, table string, fields []string, cl gocq
 	}
 	d.setAll = "UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE y_id = ?"
 	d.insert = "INSERT INTO " + t + " (y_id, " + strings.Join(fields, ", ") + ") VALUES (?, " + strings.Join(marks, ", ") + ")"
-	d.argPool.New = func() any { s := make([]any, 0, len(fields)+1); return &s }
 	return d
 }
 
+// exec runs one idempotent statement. args must not be reused after exec
+// returns: with speculative execution gocql returns the first attempt's
+// result while a losing attempt may still be marshalling args in its own
+// goroutine (a pooled args slice raced there under -race).
 func (d *cqlDB) exec(ctx context.Context, stmt string, args ...any) error {
 	q := d.s.Query(stmt, args...).WithContext(ctx).Consistency(d.cl).Idempotent(true)
 	if d.feedback == nil {
@@ -85,31 +87,24 @@ func (d *cqlDB) Update(ctx context.Context, table, key string, values []ycsb.Fie
 	if len(values) != len(d.fields) {
 		return fmt.Errorf("update of %d fields; the binding writes one field or all %d", len(values), len(d.fields))
 	}
-	ap := d.argPool.Get().(*[]any)
-	args := (*ap)[:0]
+	args := make([]any, 0, len(values)+1)
 	for _, v := range values {
 		args = append(args, v.Value)
 	}
 	args = append(args, key)
-	err := d.exec(ctx, d.setAll, args...)
-	*ap = args[:0]
-	d.argPool.Put(ap)
-	return err
+	return d.exec(ctx, d.setAll, args...)
 }
 
 func (d *cqlDB) Insert(ctx context.Context, table, key string, values []ycsb.Field) error {
 	if len(values) != len(d.fields) {
 		return fmt.Errorf("insert of %d fields, table has %d", len(values), len(d.fields))
 	}
-	ap := d.argPool.Get().(*[]any)
-	args := append((*ap)[:0], key)
+	args := make([]any, 0, len(values)+1)
+	args = append(args, key)
 	for _, v := range values {
 		args = append(args, v.Value)
 	}
-	err := d.exec(ctx, d.insert, args...)
-	*ap = args[:0]
-	d.argPool.Put(ap)
-	return err
+	return d.exec(ctx, d.insert, args...)
 }
 
 // createSchema creates the keyspace (SimpleStrategy, rf) and usertable.

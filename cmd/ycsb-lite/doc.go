@@ -9,8 +9,14 @@
 // bimodal (C3 §6), node-down, workload-shift (C3 Figure 11).
 //
 // Policies: tailroute (C3), tailroute-p2c, token-aware (gocql token-aware
-// round robin), round-robin, host-pool (go-hostpool epsilon greedy) and
-// oracle (simulated clusters only: true queue x service time).
+// round robin), round-robin, host-pool (go-hostpool epsilon greedy),
+// datastax (a port of the DataStax Java driver's DefaultLoadBalancingPolicy)
+// and oracle (simulated clusters only: true queue x service time).
+//
+// -clients N runs N independent clients (each its own session and policy
+// instance) against the cluster, -demand-skew P/Q lets P % of them issue
+// Q % of the requests, and -utilization U derives the target rate from the
+// embedded cluster's capacity (C3 §6).
 //
 // With no flags it compares tailroute, token-aware and tailroute-p2c on the
 // slow-node scenario (10000 operations of workload B at 1000 ops/s, 32

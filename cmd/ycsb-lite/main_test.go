@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,6 +54,17 @@ func TestBadFlagsRejected(t *testing.T) {
 		{[]string{"-frobnicate"}, []string{"flag provided but not defined: -frobnicate"}},
 		{[]string{"extra"}, []string{`unexpected argument "extra"`}},
 		{[]string{"-duration", "-2s"}, []string{"-duration -2s"}},
+		{[]string{"-clients", "0"}, []string{"-clients 0", "1..64"}},
+		{[]string{"-clients", "65"}, []string{"-clients 65", "1..64"}},
+		{[]string{"-clients", "4", "-demand-skew", "20-80"}, []string{"-demand-skew 20-80", "P/Q", "(0, 100)"}},
+		{[]string{"-clients", "4", "-demand-skew", "0/80"}, []string{"-demand-skew 0/80", "P/Q"}},
+		{[]string{"-clients", "4", "-demand-skew", "20/100"}, []string{"-demand-skew 20/100", "P/Q"}},
+		{[]string{"-clients", "2", "-demand-skew", "10/90"}, []string{"-demand-skew 10/90", "at least one client in each group", "0 of 2"}},
+		{[]string{"-demand-skew", "20/80"}, []string{"-demand-skew 20/80", "at least one client in each group"}},
+		{[]string{"-utilization", "1"}, []string{"-utilization 1", "0 < U < 1"}},
+		{[]string{"-utilization", "-0.2"}, []string{"-utilization -0.2", "0 < U < 1"}},
+		{[]string{"-utilization", "0.5", "-target", "100"}, []string{"-utilization and -target are exclusive"}},
+		{[]string{"-utilization", "0.5", "-hosts", "10.0.0.1"}, []string{"-utilization needs the embedded simulated cluster"}},
 	}
 	for _, c := range cases {
 		var out, errb bytes.Buffer
@@ -75,6 +87,61 @@ func TestBadFlagsRejected(t *testing.T) {
 	if code := run(context.Background(), []string{"-h"}, &out, &errb); code != exitOK || !strings.Contains(errb.String(), "Policies:") {
 		t.Errorf("-h: exit %d, %q", code, errb.String())
 	}
+}
+
+// -utilization U sets the target to U x nodes x workers / mean service
+// time, with bimodal's per-worker rate the average of mu and mu/D.
+func TestUtilizationTarget(t *testing.T) {
+	var errb bytes.Buffer
+	for _, c := range []struct {
+		args []string
+		want float64
+	}{
+		{[]string{"-utilization", "0.5"}, 0.5 * 5 * 4 / 0.004},
+		{[]string{"-utilization", "0.7", "-nodes", "3", "-workers", "2", "-service-time", "10ms", "-p", "target=5"}, 0.7 * 3 * 2 / 0.010},
+		{[]string{"-utilization", "0.6", "-scenario", "bimodal", "-fluctuation-d", "3"}, 0.6 * 5 * 4 * (250 + 250.0/3) / 2},
+	} {
+		o, err := parseFlags(c.args, &errb)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if math.Abs(o.cfg.Target-c.want) > 1e-6*c.want || o.utilization == 0 {
+			t.Errorf("%v: target %v (utilization %v), want %v", c.args, o.cfg.Target, o.utilization, c.want)
+		}
+	}
+}
+
+func TestDemandSplit(t *testing.T) {
+	w, err := demandWeights("20/80", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2 heavy clients share 80 %, 8 light ones 20 %.
+	if math.Abs(w[0]-0.4) > 1e-9 || math.Abs(w[1]-0.4) > 1e-9 || math.Abs(w[2]-0.025) > 1e-9 || math.Abs(w[9]-0.025) > 1e-9 {
+		t.Fatalf("weights %v", w)
+	}
+	if got := splitCount(1000, w, 1); got[0] != 400 || got[1] != 400 || got[2] != 25 || sum(got) != 1000 {
+		t.Fatalf("ops split %v", got)
+	}
+	// Every client keeps a thread even when its share rounds to zero;
+	// the heavy clients give them up.
+	if got := splitCount(20, w, 1); sum(got) != 20 || got[0] != 6 || got[1] != 6 || got[9] != 1 || got[6] != 1 {
+		t.Fatalf("threads split %v", got)
+	}
+	if got := splitCount(8, w, 1); sum(got) != 10 || got[0] != 1 {
+		t.Fatalf("8 threads over 10 clients: %v, want one each", got)
+	}
+	even, _ := demandWeights("", 3)
+	if got := splitCount(32, even, 1); sum(got) != 32 || got[0] != 11 || got[2] != 10 {
+		t.Fatalf("even split of 32 threads over 3 clients: %v", got)
+	}
+}
+
+func sum(xs []int64) (s int64) {
+	for _, x := range xs {
+		s += x
+	}
+	return s
 }
 
 func TestFlagPrecedence(t *testing.T) {
@@ -201,14 +268,7 @@ func TestShortCompareAllPolicies(t *testing.T) {
 			t.Errorf("table lacks column %s", col)
 		}
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep report.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := readReport(t, dir)
 	if len(rep.Results) != len(all) {
 		t.Fatalf("%d results, want %d", len(rep.Results), len(all))
 	}
@@ -280,6 +340,12 @@ func runJSON(t *testing.T, args ...string) (report.Report, string) {
 	if code != exitOK {
 		t.Fatalf("%v: exit %d\n%s\n%s", args, code, out.String(), errb.String())
 	}
+	return readReport(t, dir), errb.String()
+}
+
+// readReport reads the JSON report ycsb-lite wrote into dir.
+func readReport(t *testing.T, dir string) report.Report {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -288,7 +354,7 @@ func runJSON(t *testing.T, args ...string) (report.Report, string) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
-	return rep, errb.String()
+	return rep
 }
 
 func share(res report.PolicyResult, host string) float64 {
@@ -444,5 +510,42 @@ func TestCompareHedged(t *testing.T) {
 	}
 	if _, ok := st["policy"]; !ok {
 		t.Errorf("tailroute's own stats missing next to the hedging stats: %v", st)
+	}
+}
+
+// Three clients, 20/80 demand skew: one client (round(3 x 20 %)) issues
+// 80 % of the operations, each client has its own session and policy
+// instance, hedging works per client, and the histograms are merged.
+func TestClientsDemandSkew(t *testing.T) {
+	rep, _ := runJSON(t, "-clients", "3", "-demand-skew", "20/80", "-compare", "tailroute+hedge,datastax",
+		"-nodes", "3", "-records", "100", "-ops", "500", "-target", "500", "-threads", "6", "-service-time", "1ms",
+		"-scenario", "steady")
+	if rep.Clients != 3 || rep.DemandSkew != "20/80" {
+		t.Fatalf("report clients %d skew %q", rep.Clients, rep.DemandSkew)
+	}
+	for _, res := range rep.Results {
+		if res.Errors != 0 || res.Operations != 500 || res.Latency.Operations+res.Latency.Errors != 500 {
+			t.Errorf("%s: %d ops, %d errors, %d in the merged histogram", res.Policy, res.Operations, res.Errors, res.Latency.Operations)
+		}
+		if len(res.ClientOps) != 3 || res.ClientOps[0] != 400 || res.ClientOps[1] != 50 || res.ClientOps[2] != 50 {
+			t.Errorf("%s: per-client ops %v, want [400 50 50] (80 %% / 10 %% / 10 %%)", res.Policy, res.ClientOps)
+		}
+		var reqs int64
+		for _, n := range res.Nodes {
+			reqs += n.Requests
+		}
+		if reqs < 500 {
+			t.Errorf("%s: %d requests counted over all clients' sessions, want >= 500", res.Policy, reqs)
+		}
+	}
+	// One policy instance per client: tailroute's stats come as a list of 3.
+	st, ok := rep.Results[0].PolicyStats.([]any)
+	if !ok || len(st) != 3 {
+		t.Fatalf("tailroute+hedge policy stats: %T %v, want one entry per client", rep.Results[0].PolicyStats, rep.Results[0].PolicyStats)
+	}
+	for i, s := range st {
+		if m, ok := s.(map[string]any); !ok || m["hedging"] == nil {
+			t.Errorf("client %d: no hedging stats: %v", i, s)
+		}
 	}
 }

@@ -44,6 +44,15 @@ type options struct {
 	verbose     bool
 	series      time.Duration
 	command     string
+	// clients is the number of independent clients sharing the cluster
+	// (-clients, default 1); weights[i] is client i's share of the threads,
+	// target rate and operations (sums to 1).
+	clients    int
+	demandSkew string // -demand-skew as given; "" = even split
+	weights    []float64
+	// utilization, when > 0, derived the target rate from the embedded
+	// cluster's average service capacity (-utilization).
+	utilization float64
 }
 
 // propFlags collects repeated -p key=value.
@@ -119,6 +128,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		phase       = fs.String("phase", "both", "load, run or both")
 		series      = fs.Duration("series-interval", 250*time.Millisecond, "latency-over-time bucket")
 		verbose     = fs.Bool("v", false, "log scenario events and driver messages to stderr")
+		clients     = fs.Int("clients", 1, "independent clients sharing the cluster (1..64): each its own session and policy instance; threads, target and ops are split among them")
+		skew        = fs.String("demand-skew", "", "P/Q: P % of the clients issue Q % of the requests (C3 §6, e.g. 20/80); empty = even split")
+		util        = fs.Float64("utilization", 0, "embedded cluster: set the target to this fraction (0 < U < 1) of the cluster's average service capacity; 0 = off")
 	)
 	fs.Var(props, "p", "workload property key=value (repeatable), as YCSB's -p")
 	fs.Usage = func() {
@@ -305,6 +317,32 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	put("threads", "threadcount", fmt.Sprint(*threads))
 	if !(*target >= 0) || math.IsInf(*target, 0) {
 		return nil, badFlag("target", *target, ">= 0 ops/s (0 = as fast as possible)")
+	}
+	if *clients < 1 || *clients > 64 {
+		return nil, badFlag("clients", *clients, "1..64")
+	}
+	o.clients = *clients
+	if o.weights, err = demandWeights(*skew, o.clients); err != nil {
+		return nil, err
+	}
+	o.demandSkew = strings.TrimSpace(*skew)
+	if *util != 0 {
+		switch {
+		case !(*util > 0 && *util < 1):
+			return nil, badFlag("utilization", *util, "0 < U < 1 (0 = off)")
+		case set["target"]:
+			return nil, &flagError{"-utilization and -target are exclusive: -utilization derives the target from the cluster's capacity"}
+		case o.hosts != nil:
+			return nil, &flagError{"-utilization needs the embedded simulated cluster (its capacity is known); with -hosts use -target"}
+		}
+		o.utilization = *util
+		capacity := float64(o.nodes*o.workers) / o.serviceTime.Seconds()
+		if sc.name == "bimodal" {
+			// C3 §6: as if every node served at (mu + mu/D)/2.
+			capacity *= (1 + 1 / *fluctD) / 2
+		}
+		*target = o.utilization * capacity
+		set["target"] = true // the derived rate wins over -p target=..., as an explicit -target would
 	}
 	put("target", "target", fmt.Sprint(*target))
 	merged := base.Merge(defaults).Merge(ycsb.Properties(props)).Merge(explicit)

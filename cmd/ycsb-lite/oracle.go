@@ -51,22 +51,25 @@ func (o *oraclePolicy) cost(h gocql.SelectedHost) time.Duration {
 	return time.Duration(q+1) * st
 }
 
-// Pick puts the cheapest replica first.
-func (o *oraclePolicy) Pick(q gocql.ExecutableQuery) gocql.NextHost {
-	next := o.HostSelectionPolicy.Pick(q)
-	var replicas []gocql.SelectedHost
-	var pending gocql.SelectedHost
+// takeReplicas reads a token-aware plan over markedFallback up to its
+// first fallback host: the replicas, and that host (nil when the plan ended).
+func takeReplicas(next gocql.NextHost) (replicas []gocql.SelectedHost, pending gocql.SelectedHost) {
 	for {
 		h := next()
 		if h == nil {
-			break
+			return replicas, nil
 		}
 		if _, fb := h.(fallbackHost); fb {
-			pending = h
-			break
+			return replicas, h
 		}
 		replicas = append(replicas, h)
 	}
+}
+
+// Pick puts the cheapest replica first.
+func (o *oraclePolicy) Pick(q gocql.ExecutableQuery) gocql.NextHost {
+	next := o.HostSelectionPolicy.Pick(q)
+	replicas, pending := takeReplicas(next)
 	if len(replicas) > 1 {
 		best, bestCost := 0, o.cost(replicas[0])
 		for i := 1; i < len(replicas); i++ {

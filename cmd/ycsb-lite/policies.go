@@ -15,6 +15,9 @@ type policyEnv struct {
 	cluster *sim.Cluster // nil when connecting to given hosts
 	seed    int64
 	rf      int
+	// clients is how many independent clients (each with its own policy
+	// instance) share the cluster; client is this instance's index.
+	clients, client int
 }
 
 // policySpec is one --policy choice.

@@ -11,14 +11,21 @@ func init() {
 	for _, t := range []struct {
 		name, help string
 		strategy   policy.Strategy
+		rate       bool
 	}{
-		{"tailroute", "tailroute policy, C3 ranking + CUBIC rate control (the product)", policy.C3},
-		{"tailroute-p2c", "tailroute policy, DataStax power-of-two-choices on in-flight counts", policy.P2C},
+		{"tailroute", "tailroute policy, C3 ranking + CUBIC rate control (the product)", policy.C3, true},
+		{"tailroute-p2c", "tailroute policy, DataStax power-of-two-choices on in-flight counts", policy.P2C, true},
+		{"tailroute-norate", "ablation: tailroute C3 ranking without the CUBIC rate control", policy.C3, false},
 	} {
 		registerPolicy(policySpec{
 			name: t.name, help: t.help,
-			install: func(_ policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
-				p, err := policy.New(policy.WithStrategy(t.strategy))
+			install: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
+				opts := []policy.Option{policy.WithStrategy(t.strategy), policy.WithRateControl(t.rate)}
+				if env.clients > 1 {
+					// C3's concurrency compensation: n = the number of clients.
+					opts = append(opts, policy.WithConcurrencyWeight(float64(env.clients)))
+				}
+				p, err := policy.New(opts...)
 				if err != nil {
 					return installed{}, err
 				}

@@ -56,6 +56,7 @@ func (r *runner) compare(ctx context.Context) (*report.Report, error) {
 	rep := &report.Report{
 		Command: o.command, Scenario: o.scenario.name, Workload: o.workload, Threads: o.cfg.Threads,
 		Target: o.cfg.Target, Operations: o.cfg.OperationCount, Seed: o.seed, Intended: o.cfg.Target > 0,
+		Clients: o.clients, DemandSkew: o.demandSkew, Utilization: o.utilization,
 	}
 	if o.hosts == nil {
 		rep.Cluster = fmt.Sprintf("embedded sim, %d nodes, RF %d, W=%d, 1/mu=%v", o.nodes, o.rf, o.workers, o.serviceTime)
@@ -125,24 +126,31 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 		}
 	}
 
-	cfg := r.clusterConfig(hosts, port)
-	cfg.Keyspace = o.keyspace
-	inst, err := spec.install(policyEnv{cluster: cl, seed: o.seed, rf: o.rf}, cfg)
-	if err != nil {
-		return nil, err
+	// One session, policy instance and host counter per client (C3 §6:
+	// independent clients sharing the cluster).
+	clients := make([]*client, o.clients)
+	for c := range clients {
+		cfg := r.clusterConfig(hosts, port)
+		cfg.Keyspace = o.keyspace
+		inst, err := spec.install(policyEnv{cluster: cl, seed: o.seed + int64(c), rf: o.rf, clients: o.clients, client: c}, cfg)
+		if err != nil {
+			return nil, err
+		}
+		if inst.release != nil {
+			defer inst.release()
+		}
+		counter := newHostCounter(cfg.QueryObserver)
+		cfg.QueryObserver = counter
+		sess, err := cfg.CreateSession()
+		if err != nil {
+			return nil, fmt.Errorf("connecting to %v with policy %s: %w", hosts, name, err)
+		}
+		defer sess.Close()
+		db := newCQLDB(sess, o.keyspace, o.cfg.Table, fields, o.consistency)
+		db.feedback = inst.feedback
+		clients[c] = &client{inst: inst, counter: counter, db: db}
 	}
-	if inst.release != nil {
-		defer inst.release()
-	}
-	counter := newHostCounter(cfg.QueryObserver)
-	cfg.QueryObserver = counter
-	sess, err := cfg.CreateSession()
-	if err != nil {
-		return nil, fmt.Errorf("connecting to %v with policy %s: %w", hosts, name, err)
-	}
-	defer sess.Close()
-	db := newCQLDB(sess, o.keyspace, o.cfg.Table, fields, o.consistency)
-	db.feedback = inst.feedback
+	db := clients[0].db
 
 	if load {
 		lr, err := ycsb.Run(ctx, w, db, ycsb.RunOptions{Phase: ycsb.PhaseLoad, Threads: o.cfg.Threads, Target: -1, Seed: o.seed,
@@ -162,24 +170,23 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 		return nil, nil
 	}
 
-	// Run phase.
+	// Run phase: every client's runner records into the same measurements,
+	// so the histograms come out merged.
 	m := ycsb.NewMeasurements(min(o.cfg.Threads, 16), o.cfg.Target > 0)
-	var lastDone int64
-	var lastAt time.Duration
-	progress := func(done int64, elapsed time.Duration) {
-		p99 := m.Combined(m.Intended()).ValueAtQuantile(99)
-		rate := float64(done-lastDone) / (elapsed - lastAt).Seconds()
-		lastDone, lastAt = done, elapsed
-		fmt.Fprintf(r.stderr, "\r\033[K[%s] %5.1fs %d ops, now %.0f ops/s, p99 so far %.2f ms", name, elapsed.Seconds(), done,
-			rate, float64(p99)/1000)
-	}
-	ropts := ycsb.RunOptions{Phase: ycsb.PhaseRun, Seed: o.seed, Measurements: m}
-	if o.progress {
-		ropts.Progress = progress
-	}
-	run, err := ycsb.NewRunner(w, db, ropts)
+	run, err := newClientRuns(w, clients, o, m)
 	if err != nil {
 		return nil, err
+	}
+	var lastDone int64
+	var lastAt time.Duration
+	if o.progress {
+		run.progress = func(done int64, elapsed time.Duration) {
+			p99 := m.Combined(m.Intended()).ValueAtQuantile(99)
+			rate := float64(done-lastDone) / (elapsed - lastAt).Seconds()
+			lastDone, lastAt = done, elapsed
+			fmt.Fprintf(r.stderr, "\r\033[K[%s] %5.1fs %d ops, now %.0f ops/s, p99 so far %.2f ms", name, elapsed.Seconds(), done,
+				rate, float64(p99)/1000)
+		}
 	}
 	startWin := map[string]int{}
 	if cl != nil {
@@ -219,7 +226,9 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 		},
 	}
 	m.EnableSeries(runStart, o.series)
-	counter.on.Store(true)
+	for _, c := range clients {
+		c.counter.on.Store(true)
+	}
 	stopScenario := func() {}
 	if cl != nil {
 		stopScenario, err = o.scenario.start(ctx, env)
@@ -229,7 +238,9 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 	}
 	res, runErr := run.Run(ctx)
 	stopScenario()
-	counter.on.Store(false)
+	for _, c := range clients {
+		c.counter.on.Store(false)
+	}
 	if o.progress {
 		fmt.Fprint(r.stderr, "\r\033[K")
 	}
@@ -250,7 +261,12 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 	if res.TimedOut {
 		pr.Note = fmt.Sprintf("stopped at the %v time limit after %d of %d operations", o.cfg.MaxExecutionTime, res.Operations, run.Total())
 	}
-	counts := counter.snapshot()
+	counts := map[string]int64{}
+	for _, c := range clients {
+		for h, n := range c.counter.snapshot() {
+			counts[h] += n
+		}
+	}
 	hostSet := map[string]bool{}
 	for h := range counts {
 		hostSet[h] = true
@@ -283,8 +299,17 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 	shiftMu.Lock()
 	pr.Extra = shiftRes
 	shiftMu.Unlock()
-	if inst.stats != nil {
-		pr.PolicyStats = inst.stats()
+	pr.ClientOps = run.clientOps()
+	if len(clients) == 1 {
+		if st := clients[0].inst.stats; st != nil {
+			pr.PolicyStats = st()
+		}
+	} else if clients[0].inst.stats != nil {
+		all := make([]any, len(clients))
+		for i, c := range clients {
+			all[i] = c.inst.stats()
+		}
+		pr.PolicyStats = all
 	}
 	_ = idx
 	return pr, nil

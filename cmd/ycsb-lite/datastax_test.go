@@ -1,0 +1,219 @@
+package main
+
+import (
+	"net"
+	"testing"
+	"time"
+
+	"github.com/gocql/gocql"
+)
+
+// fakeSource stands in for gocql's token-aware policy: Pick yields the
+// replicas, then the other hosts marked as fallback (as markedFallback does).
+type fakeSource struct {
+	gocql.HostSelectionPolicy // nil: other methods are not used
+	replicas, others          []*gocql.HostInfo
+}
+
+type fakeSelected struct{ h *gocql.HostInfo }
+
+func (f fakeSelected) Info() *gocql.HostInfo { return f.h }
+func (f fakeSelected) Mark(error)            {}
+
+func (s *fakeSource) Pick(gocql.ExecutableQuery) gocql.NextHost {
+	i := 0
+	return func() gocql.SelectedHost {
+		defer func() { i++ }()
+		switch {
+		case i < len(s.replicas):
+			return fakeSelected{s.replicas[i]}
+		case i < len(s.replicas)+len(s.others):
+			return fallbackHost{fakeSelected{s.others[i-len(s.replicas)]}}
+		}
+		return nil
+	}
+}
+
+func dsHostInfo(ip string) *gocql.HostInfo {
+	h := &gocql.HostInfo{}
+	h.SetConnectAddress(net.ParseIP(ip))
+	h.SetHostID(ip)
+	return h
+}
+
+// testDatastax returns the policy over nReplicas replicas ("10.0.0.1"..)
+// and nOthers non-replicas ("10.0.1.1"..) with a manual clock.
+func testDatastax(nReplicas, nOthers int) (*datastaxPolicy, []*gocql.HostInfo, *time.Duration) {
+	src := &fakeSource{}
+	for i := range nReplicas {
+		src.replicas = append(src.replicas, dsHostInfo("10.0.0."+string(rune('1'+i))))
+	}
+	for i := range nOthers {
+		src.others = append(src.others, dsHostInfo("10.0.1."+string(rune('1'+i))))
+	}
+	p := newDatastaxPolicy("", 1)
+	p.HostSelectionPolicy = src
+	clock := new(time.Duration)
+	*clock = 10 * time.Second
+	p.now = func() time.Duration { return *clock }
+	return p, src.replicas, clock
+}
+
+// dsPlan walks a whole plan and returns the host IDs in order; it then ends
+// every host's in-flight request without recording a response, so the
+// counts and health a test set up stay as they were.
+func dsPlan(p *datastaxPolicy) []string {
+	next := p.Pick(nil)
+	var ids []string
+	var hs []gocql.SelectedHost
+	for h := next(); h != nil; h = next() {
+		ids = append(ids, h.Info().HostID())
+		hs = append(hs, h)
+	}
+	for _, h := range hs {
+		if d := h.(*dsSelected); d.done.CompareAndSwap(false, true) {
+			d.s.inFlight.Add(-1)
+		}
+	}
+	return ids
+}
+
+func TestDatastaxOneReplicaThenFallback(t *testing.T) {
+	p, _, _ := testDatastax(1, 3)
+	got := dsPlan(p)
+	want := []string{"10.0.0.1", "10.0.1.1", "10.0.1.2", "10.0.1.3"}
+	if len(got) != len(want) {
+		t.Fatalf("plan %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("plan %v, want %v", got, want)
+		}
+	}
+}
+
+// Two replicas: shuffled only, in-flight counts are not compared (the
+// driver compares only when there are three or more).
+func TestDatastaxTwoReplicasShuffleOnly(t *testing.T) {
+	p, rs, _ := testDatastax(2, 2)
+	p.host(rs[0]).inFlight.Store(50)
+	first := map[string]int{}
+	for range 400 {
+		plan := dsPlan(p)
+		first[plan[0]]++
+		if plan[2] != "10.0.1.1" || plan[3] != "10.0.1.2" {
+			t.Fatalf("non-replicas must follow the replicas: %v", plan)
+		}
+	}
+	if first["10.0.0.1"] < 120 || first["10.0.0.2"] < 120 {
+		t.Fatalf("first replica counts %v: want both about half (shuffle, no in-flight comparison)", first)
+	}
+}
+
+// Three replicas: the first two (after the shuffle) are compared by
+// in-flight count, so the most loaded replica is never first and the first
+// never has more in flight than the second.
+func TestDatastaxPowerOfTwoChoices(t *testing.T) {
+	p, rs, _ := testDatastax(3, 0)
+	load := map[string]int64{"10.0.0.1": 1, "10.0.0.2": 5, "10.0.0.3": 9}
+	for _, h := range rs {
+		p.host(h).inFlight.Store(load[h.HostID()])
+	}
+	first := map[string]int{}
+	for range 600 {
+		plan := dsPlan(p)
+		if load[plan[0]] > load[plan[1]] {
+			t.Fatalf("plan %v: first has more in flight than second (%v)", plan, load)
+		}
+		first[plan[0]]++
+	}
+	// P(first = least loaded) = 2/3, P(middle) = 1/3, P(most loaded) = 0.
+	if first["10.0.0.3"] != 0 || first["10.0.0.1"] < 300 || first["10.0.0.2"] < 100 {
+		t.Fatalf("first counts %v, want about 400/200/0", first)
+	}
+}
+
+// The busy-node rule: >= 10 in flight and fewer than two responses in the
+// last 200 ms moves a replica to the end while most replicas are healthy.
+func TestDatastaxBusyReplicaMovedBack(t *testing.T) {
+	p, rs, clock := testDatastax(3, 1)
+	busy := p.host(rs[2])
+	busy.inFlight.Store(10)
+	for range 200 {
+		plan := dsPlan(p)
+		if plan[2] != "10.0.0.3" || plan[3] != "10.0.1.1" {
+			t.Fatalf("busy replica without responses must be the last replica: %v", plan)
+		}
+	}
+	// Two responses within the window: healthy again, so it can be second
+	// (it still loses the in-flight comparison, so never first).
+	p.responded(busy)
+	*clock += 50 * time.Millisecond
+	p.responded(busy)
+	*clock += 100 * time.Millisecond // the older response is 150 ms old
+	second := 0
+	for range 300 {
+		plan := dsPlan(p)
+		if plan[0] == "10.0.0.3" {
+			t.Fatalf("busy replica first: %v", plan)
+		}
+		if plan[1] == "10.0.0.3" {
+			second++
+		}
+	}
+	if second < 100 {
+		t.Fatalf("healthy busy replica second %d of 300 times, want about 200", second)
+	}
+	// 250 ms after the older response: insufficient response rate again.
+	*clock += 100 * time.Millisecond
+	if !p.unhealthy(busy, p.now()) {
+		t.Fatal("older of the last two responses is 250 ms old: want unhealthy")
+	}
+	// Below 10 in flight nothing is unhealthy.
+	busy.inFlight.Store(9)
+	if p.unhealthy(busy, p.now()) {
+		t.Fatal("9 in flight: want healthy")
+	}
+}
+
+// Unhealthy replicas are only moved while they are fewer than half.
+func TestDatastaxUnhealthyMajorityNotMoved(t *testing.T) {
+	p, rs, _ := testDatastax(3, 0)
+	p.host(rs[0]).inFlight.Store(10)
+	p.host(rs[1]).inFlight.Store(20)
+	healthyLast := 0
+	for range 300 {
+		if plan := dsPlan(p); plan[2] == "10.0.0.3" {
+			healthyLast++
+		}
+	}
+	// Without moving, the healthy replica is last whenever the shuffle
+	// puts it there (1/3); moving the two unhealthy ones would make it first always.
+	if healthyLast < 50 {
+		t.Fatalf("healthy replica last %d of 300 times: 2 of 3 unhealthy replicas must not be moved", healthyLast)
+	}
+}
+
+// In flight counts from NextHost to the first Mark; a lost attempt is
+// forgotten when the host goes down.
+func TestDatastaxInFlightAccounting(t *testing.T) {
+	p, rs, _ := testDatastax(1, 0)
+	s := p.host(rs[0])
+	h := p.Pick(nil)()
+	if got := s.inFlight.Load(); got != 1 {
+		t.Fatalf("in flight after NextHost %d, want 1", got)
+	}
+	h.Mark(nil)
+	h.Mark(nil) // a retry on the same host: one more response, not one less in flight
+	if got := s.inFlight.Load(); got != 0 {
+		t.Fatalf("in flight after Mark %d, want 0", got)
+	}
+	if s.n != 2 {
+		t.Fatalf("responses recorded %d, want 2", s.n)
+	}
+	p.Pick(nil)()
+	p.reset(rs[0])
+	if got := s.inFlight.Load(); got != 0 {
+		t.Fatalf("in flight after reset %d, want 0", got)
+	}
+}
