@@ -1,0 +1,13 @@
+// Command ycsb-suite is the scripted benchmark suite of tailroute (issue #7):
+// one command runs ycsb-lite in compare mode over a fixed set of scenario
+// cells × seeds, then aggregates the JSON reports into a markdown results
+// fragment (RESULTS.md) and a plot of the median p99 per policy and cell.
+//
+//	go run ./cmd/ycsb-suite                 # the default suite into bench-out/ (about 35 min on 2 cores)
+//	go run ./cmd/ycsb-suite -quick          # tiny cells, a smoke run
+//	go run ./cmd/ycsb-suite -aggregate-only # redo RESULTS.md and the plot from existing JSON
+//
+// It builds ycsb-lite once (or uses -ycsb-lite), writes each run's report to
+// <out>/<cell>/seed<k>.json and skips runs whose report already exists
+// (resume) unless -force. See docs/bench.md.
+package main

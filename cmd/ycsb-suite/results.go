@@ -1,0 +1,169 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// machine describes where the suite ran, for RESULTS.md.
+type machine struct {
+	CPUs      int    // runtime.NumCPU, what nproc reports
+	GoVersion string // `go version`, or the suite's runtime version
+	Date      time.Time
+}
+
+func thisMachine() machine {
+	m := machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH, Date: time.Now().UTC()}
+	if b, err := exec.Command("go", "version").Output(); err == nil {
+		m.GoVersion = strings.TrimPrefix(strings.TrimSpace(string(b)), "go version ")
+	}
+	return m
+}
+
+// summaryPolicies are the policies of the summary table of ratios.
+var summaryPolicies = []string{"tailroute", "tailroute+hedge"}
+
+func msStr(us float64) string {
+	if math.IsNaN(us) {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", us/1000)
+}
+
+func ratioStr(r float64) string {
+	if math.IsNaN(r) {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", r)
+}
+
+// writeMarkdown writes the RESULTS.md fragment: setup, the summary of p99
+// ratios, a table per cell, and the command lines.
+func writeMarkdown(w io.Writer, c *config, cells []*cellAgg, notRun []string, m machine) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Benchmark suite (`%s`)\n\n", c.command)
+	fmt.Fprintf(&b, "Machine: %d CPUs (nproc), %s; aggregated %s", m.CPUs, m.GoVersion, m.Date.Format("2006-01-02 15:04 MST"))
+	var oldest, newest time.Time
+	for _, ca := range cells {
+		if oldest.IsZero() || ca.Oldest.Before(oldest) {
+			oldest = ca.Oldest
+		}
+		if ca.Newest.After(newest) {
+			newest = ca.Newest
+		}
+	}
+	if !oldest.IsZero() {
+		fmt.Fprintf(&b, " from reports written %s – %s", oldest.UTC().Format("2006-01-02 15:04"), newest.UTC().Format("2006-01-02 15:04 MST"))
+	}
+	b.WriteString(".\n\n")
+	b.WriteString("Every cell runs ycsb-lite in compare mode (each policy back to back on a fresh embedded cluster, same seed) once per seed. " +
+		"Figures are medians over seeds; latency in ms from each operation's intended start; " +
+		"p99 range = min–max of p99 over seeds; max share = the largest share of requests one node coordinated (load spread; 0.20 is even on 5 nodes); " +
+		"vs best peer = p99 / p99 of the best policy that is neither tailroute nor the oracle (by median p99 in that cell); vs oracle = p99 / the oracle's p99.\n\n")
+
+	b.WriteString("### Summary: p99 ratios\n\n| cell | best peer |")
+	for _, p := range summaryPolicies {
+		fmt.Fprintf(&b, " %s vs best peer | %s vs oracle |", p, p)
+	}
+	b.WriteString("\n|---|---|")
+	for range summaryPolicies {
+		b.WriteString("---:|---:|")
+	}
+	b.WriteString("\n")
+	for _, ca := range cells {
+		peer := ca.BestPeer
+		if peer == "" {
+			peer = "–"
+		}
+		fmt.Fprintf(&b, "| %s | %s |", ca.Name, peer)
+		for _, p := range summaryPolicies {
+			vp, vo := math.NaN(), math.NaN()
+			if pa := ca.policy(p); pa != nil {
+				vp, vo = pa.VsPeer, pa.VsOracle
+			}
+			fmt.Fprintf(&b, " %s | %s |", ratioStr(vp), ratioStr(vo))
+		}
+		b.WriteString("\n")
+	}
+	if len(notRun) > 0 {
+		fmt.Fprintf(&b, "\nNot run (no report): %s.\n", strings.Join(notRun, ", "))
+	}
+
+	for _, ca := range cells {
+		fmt.Fprintf(&b, "\n### %s\n\n%s; seeds %s.\n\n", ca.Name, ca.Header, joinSeeds(ca.Seeds))
+		b.WriteString("| policy | seeds | ops/s | p50 | p99 | p99 range | p99.9 | max share | errors | vs best peer | vs oracle |\n")
+		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		for _, p := range ca.Policies {
+			name := p.Policy
+			if name == ca.BestPeer {
+				name += " (best peer)"
+			}
+			fmt.Fprintf(&b, "| %s | %d | %.0f | %s | %s | %s–%s | %s | %.2f | %g | %s | %s |\n",
+				name, p.Seeds, p.Throughput, msStr(p.P50), msStr(p.P99), msStr(p.P99Min), msStr(p.P99Max),
+				msStr(p.P999), p.MaxShare, p.Errors, ratioStr(p.VsPeer), ratioStr(p.VsOracle))
+		}
+		if len(ca.Missing) > 0 {
+			fmt.Fprintf(&b, "\nMissing: %s.\n", strings.Join(ca.Missing, "; "))
+		}
+	}
+
+	b.WriteString("\n### Command lines\n\n```\n")
+	for _, ca := range cells {
+		for _, cmd := range ca.Commands {
+			b.WriteString(cmd + "\n")
+		}
+	}
+	b.WriteString("```\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func joinSeeds(s []int64) string {
+	var p []string
+	for _, k := range s {
+		p = append(p, fmt.Sprint(k))
+	}
+	return strings.Join(p, ", ")
+}
+
+// writeResults aggregates the reports under c.out into RESULTS.md and
+// p99-by-cell.png/.svg, and prints the summary to stdout.
+func writeResults(c *config, stdout io.Writer) error {
+	cells, notRun, err := aggregate(c)
+	if err != nil {
+		return err
+	}
+	if len(cells) == 0 {
+		return fmt.Errorf("no JSON report under %s for the selected cells and seeds; nothing to aggregate", c.out)
+	}
+	var md strings.Builder
+	if err := writeMarkdown(&md, c, cells, notRun, thisMachine()); err != nil {
+		return err
+	}
+	path := filepath.Join(c.out, "RESULTS.md")
+	if err := os.WriteFile(path, []byte(md.String()), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "results: %s\n", path)
+	p, err := p99Plot(cells)
+	if err != nil {
+		return err
+	}
+	if p != nil {
+		for _, ext := range []string{"png", "svg"} {
+			path := filepath.Join(c.out, "p99-by-cell."+ext)
+			if err := savePlot(p, len(cells), path); err != nil {
+				return fmt.Errorf("plot %s: %v", path, err)
+			}
+			fmt.Fprintf(stdout, "plot: %s\n", path)
+		}
+	}
+	return nil
+}
