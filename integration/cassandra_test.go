@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/netip"
@@ -13,10 +12,8 @@ import (
 	"github.com/moby/moby/api/types/container"
 	mnet "github.com/moby/moby/api/types/network"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"github.com/tailroute/tailroute/policy"
 	"github.com/testcontainers/testcontainers-go"
-	"github.com/testcontainers/testcontainers-go/network"
 	"github.com/testcontainers/testcontainers-go/wait"
 )
 
@@ -34,24 +31,13 @@ func TestRealCassandra(t *testing.T) {
 	if err := exec.Command("docker", "image", "inspect", img).Run(); err != nil {
 		t.Skipf("TAILROUTE_CASSANDRA_IMAGE=%s is not present locally and images are never pulled here: skipping", img)
 	}
-	ctx := context.Background()
-	nw, err := network.New(ctx, network.WithLabels(map[string]string{label: "1"}))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = nw.Remove(context.Background()) })
-	dc, err := testcontainers.NewDockerClientWithOpts(ctx)
-	require.NoError(t, err)
-	t.Cleanup(func() { dc.Close() })
-
-	c := &cluster{dc: dc}
+	c := newCluster(t)
 	for k := 1; k <= 3; k++ {
 		ip := fmt.Sprintf("127.0.0.%d", 200+k)
 		addr := netip.MustParseAddr(ip)
 		req := testcontainers.ContainerRequest{
-			Image:          img,
-			Labels:         map[string]string{label: "1"},
-			Networks:       []string{nw.Name},
-			NetworkAliases: map[string][]string{nw.Name: {fmt.Sprintf("c%d", k)}},
-			ExposedPorts:   []string{"9042/tcp"},
+			Image:        img,
+			ExposedPorts: []string{"9042/tcp"},
 			Env: map[string]string{
 				"CASSANDRA_CLUSTER_NAME": "tailroute", "CASSANDRA_SEEDS": "c1", "CASSANDRA_DC": "dc1",
 				"CASSANDRA_ENDPOINT_SNITCH": "GossipingPropertyFileSnitch", "CASSANDRA_BROADCAST_RPC_ADDRESS": ip,
@@ -62,12 +48,7 @@ func TestRealCassandra(t *testing.T) {
 			},
 			WaitingFor: wait.ForLog("Starting listening for CQL clients").WithStartupTimeout(4 * time.Minute),
 		}
-		ctr, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
-		if ctr != nil {
-			t.Cleanup(func() { _ = ctr.Terminate(context.Background()) })
-		}
-		require.NoError(t, err, "starting Cassandra node %s", ip)
-		c.nodes = append(c.nodes, &node{ip: ip, ctr: ctr})
+		c.startNode(t, ip, fmt.Sprintf("c%d", k), req)
 	}
 
 	var pol *policy.Policy

@@ -6,15 +6,26 @@
 // Addressing: node K publishes its CQL port on 127.0.0.(100+K):9042 and its
 // admin endpoint on 127.0.0.(100+K):7070, and advertises 127.0.0.(100+K) in
 // system.local/system.peers, so gocql only ever dials loopback; the nodes
-// forward writes and DDL to each other over the Docker network.
+// forward writes and DDL to each other over the Docker network (cqlsim
+// -cluster members written ip@alias:adminport).
 //
-// Faults: docker pause/unpause (a frozen node), docker stop/start (a dead
-// node), and the simulator's admin endpoint (a slow node).
+// Scenarios:
+//
+//	TestFiveNodes       discovery from one contact point; reads of six keys
+//	                    (RF 2) land only on each key's replicas (node /stats);
+//	                    docker pause of one replica (RF 3) for 2 s under 16
+//	                    readers: no read fails, new attempts to it stop within
+//	                    400 ms, p99/p95/slow share far below token-aware
+//	                    round robin's in the same test
+//	TestThreeNodeFaults discovery; a node slowed 10x through POST /model loses
+//	                    its share; docker stop: reads keep succeeding; docker
+//	                    start: the node serves reads again within 45 s
+//	TestRealCassandra   discovery and the pause scenario against a real
+//	                    Cassandra image (TAILROUTE_CASSANDRA_IMAGE, present
+//	                    locally; otherwise skipped with a message)
 //
 // Without Docker the tests skip with a message, unless
 // TAILROUTE_REQUIRE_DOCKER=1 (set by .ci/run), which makes that a failure.
-// TAILROUTE_CASSANDRA_IMAGE names a real Cassandra image already present
-// locally to run the discovery and pause scenarios against; otherwise those
-// cases skip. Containers are labelled and always removed, also after a
-// failed or interrupted earlier run.
+// Containers and networks are labelled and always removed, also after a
+// failed or interrupted earlier run. The whole suite takes about 35 s here.
 package integration

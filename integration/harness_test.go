@@ -60,12 +60,16 @@ func probeDocker() error {
 	return nil
 }
 
-// removeStale force-removes containers left by an earlier, interrupted run
-// (they would hold the 127.0.0.10K ports).
+// removeStale force-removes containers (they would hold the 127.0.0.10K
+// ports) and networks left by an earlier, interrupted run.
 func removeStale() {
 	out, _ := exec.Command("docker", "ps", "-aq", "--filter", "label="+label).Output()
 	if ids := strings.Fields(string(out)); len(ids) > 0 {
 		_ = exec.Command("docker", append([]string{"rm", "-f"}, ids...)...).Run()
+	}
+	out, _ = exec.Command("docker", "network", "ls", "-q", "--filter", "label="+label).Output()
+	if ids := strings.Fields(string(out)); len(ids) > 0 {
+		_ = exec.Command("docker", append([]string{"network", "rm"}, ids...)...).Run()
 	}
 }
 
@@ -136,8 +140,38 @@ type node struct {
 
 // cluster is a containerized simulated cluster.
 type cluster struct {
-	nodes []*node
-	dc    *testcontainers.DockerClient
+	nodes   []*node
+	dc      *testcontainers.DockerClient
+	network string // the Docker network the test made for it
+}
+
+// newCluster makes a labelled Docker network and a Docker client, both
+// removed when the test ends; nodes join with startNode.
+func newCluster(t *testing.T) *cluster {
+	t.Helper()
+	ctx := context.Background()
+	nw, err := network.New(ctx, network.WithLabels(map[string]string{label: "1"}))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = nw.Remove(context.Background()) })
+	dc, err := testcontainers.NewDockerClientWithOpts(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { dc.Close() })
+	return &cluster{dc: dc, network: nw.Name}
+}
+
+// startNode starts req as node ip (terminated when the test ends), on the
+// cluster's network under alias.
+func (c *cluster) startNode(t *testing.T, ip, alias string, req testcontainers.ContainerRequest) {
+	t.Helper()
+	req.Labels = map[string]string{label: "1"}
+	req.Networks = []string{c.network}
+	req.NetworkAliases = map[string][]string{c.network: {alias}}
+	ctr, err := testcontainers.GenericContainer(context.Background(), testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
+	if ctr != nil {
+		t.Cleanup(func() { _ = ctr.Terminate(context.Background()) })
+	}
+	require.NoError(t, err, "starting node %s", ip)
+	c.nodes = append(c.nodes, &node{ip: ip, ctr: ctr})
 }
 
 func (c *cluster) hosts() []string {
@@ -156,19 +190,11 @@ func startCluster(t *testing.T, n int, extra ...string) *cluster {
 	t.Helper()
 	requireDocker(t)
 	ctxDir := buildContext(t)
-	ctx := context.Background()
-	nw, err := network.New(ctx, network.WithLabels(map[string]string{label: "1"}))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = nw.Remove(context.Background()) })
-	dc, err := testcontainers.NewDockerClientWithOpts(ctx)
-	require.NoError(t, err)
-	t.Cleanup(func() { dc.Close() })
-
+	c := newCluster(t)
 	members := make([]string, n)
 	for k := 1; k <= n; k++ {
 		members[k-1] = fmt.Sprintf("%s@n%d:%d", nodeIP(k), k, adminPort)
 	}
-	c := &cluster{dc: dc}
 	for k := 1; k <= n; k++ {
 		ip := nodeIP(k)
 		addr := netip.MustParseAddr(ip)
@@ -176,10 +202,7 @@ func startCluster(t *testing.T, n int, extra ...string) *cluster {
 			FromDockerfile: testcontainers.FromDockerfile{Context: ctxDir, Repo: imageRepo, Tag: imageTag, KeepImage: true},
 			Cmd: append([]string{"-cluster", strings.Join(members, ","), "-advertise", ip, "-listen", "0.0.0.0",
 				"-admin-port", fmt.Sprint(adminPort), "-seed", fmt.Sprint(k)}, extra...),
-			Labels:         map[string]string{label: "1"},
-			ExposedPorts:   []string{"9042/tcp", fmt.Sprintf("%d/tcp", adminPort)},
-			Networks:       []string{nw.Name},
-			NetworkAliases: map[string][]string{nw.Name: {fmt.Sprintf("n%d", k)}},
+			ExposedPorts: []string{"9042/tcp", fmt.Sprintf("%d/tcp", adminPort)},
 			HostConfigModifier: func(hc *container.HostConfig) {
 				hc.PortBindings = mnet.PortMap{
 					mnet.MustParsePort("9042/tcp"):                       {{HostIP: addr, HostPort: "9042"}},
@@ -189,12 +212,7 @@ func startCluster(t *testing.T, n int, extra ...string) *cluster {
 			// ForListeningPort checks another host than our 127.0.0.K binding; cqlsim prints this when serving.
 			WaitingFor: wait.ForLog("cqlsim ready").WithStartupTimeout(60 * time.Second),
 		}
-		ctr, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
-		if ctr != nil {
-			t.Cleanup(func() { _ = ctr.Terminate(context.Background()) })
-		}
-		require.NoError(t, err, "starting node %s", ip)
-		c.nodes = append(c.nodes, &node{ip: ip, ctr: ctr})
+		c.startNode(t, ip, fmt.Sprintf("n%d", k), req)
 	}
 	return c
 }
