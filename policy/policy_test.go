@@ -183,6 +183,39 @@ func TestC3PrefersFastHostAndCountsInFlight(t *testing.T) {
 	}
 }
 
+// TestC3CountsOrphanedAttempts: attempts the client gave up on (a hedge won
+// elsewhere) still occupy the host, CQL having no cancel; C3 counts them
+// with the outstanding ones until the host answers a later request.
+func TestC3CountsOrphanedAttempts(t *testing.T) {
+	p, hosts, clk := testPolicy(t, 2, WithRateControl(false), WithProbe(0, time.Second))
+	cfg := gocql.NewCluster("127.0.0.1")
+	Wire(cfg, p)
+	tr := p.Tracker()
+	for i := 0; i < 20; i++ {
+		tr.Host("h0").Observe(time.Millisecond, tracker.Success)
+		tr.Host("h1").Observe(4*time.Millisecond, tracker.Success)
+	}
+	q := &fakeQuery{}
+	require.Equal(t, "h0", plan(p, q)[0])
+	// three attempts on h0 lose to hedges after 5ms: cancelled, not answered
+	base := time.Now()
+	for i := 0; i < 3; i++ {
+		cfg.QueryObserver.ObserveQuery(context.Background(), gocql.ObservedQuery{
+			Host: hosts[0], Start: base, End: base.Add(5 * time.Millisecond), Err: context.Canceled})
+	}
+	st := p.Stats()
+	assert.EqualValues(t, 0, st[0].InFlight)
+	assert.EqualValues(t, 3, st[0].Orphaned)
+	assert.InDelta(t, 2.084e6, float64(st[0].ResponseTime), 1e3, "censored 5ms samples raised R_s (alpha 0.1)")
+	assert.Greater(t, st[0].Score, st[1].Score, "h0's orphans count in its score")
+	assert.Equal(t, "h1", plan(p, q)[0])
+	// h0 answers a request sent after them: it is past them, and first again
+	clk.Advance(10 * time.Millisecond)
+	tr.Host("h0").Observe(time.Millisecond, tracker.Success)
+	assert.EqualValues(t, 0, p.Stats()[0].Orphaned)
+	assert.Equal(t, "h0", plan(p, q)[0])
+}
+
 func TestBusyHostPutLast(t *testing.T) {
 	p, _, clk := testPolicy(t, 3, WithRateControl(false), WithProbe(0, time.Second), WithBusy(10, 200*time.Millisecond))
 	Wire(gocql.NewCluster("127.0.0.1"), p) // Marks below do not measure

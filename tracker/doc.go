@@ -19,8 +19,8 @@
 //	End   (attempt finished)  os_s -= 1, exactly once per Begin
 //	Observe(latency, outcome) R_s, latency histograms, response/success
 //	                          buckets, last-response time, receive rate,
-//	                          Algorithm 2 (rate adaptation); Cancelled
-//	                          outcomes are ignored completely
+//	                          Algorithm 2 (rate adaptation); a Cancelled
+//	                          outcome is no response: see orphans below
 //	Feedback(q, serviceTime)  EWMA q_s and 1/mu_s
 //	ConsumeToken              sending-rate window (Algorithm 1)
 //
@@ -30,4 +30,13 @@
 // Config.ForgetAfter, after which an idle host's R_s and q_s fade toward the
 // other hosts' mean and 0 (an estimate that only a response could refresh
 // would otherwise keep a once-slow host avoided for good).
+//
+// Orphans: CQL has no way to cancel a request, so an attempt the client gives
+// up on (a hedge won elsewhere, the caller's context expired) is still queued
+// on the host. View.Orphaned counts those until the host answers a request
+// sent after them (or ForgetAfter passes), and rankers add them to os_s. The
+// time such an attempt had been outstanding is a lower bound of its latency
+// and moves R_s when it exceeds it: the slow attempts are exactly the ones a
+// hedge cancels, and ignoring them (as this package did before) hid a slow
+// host's slowness from C3 whenever hedging was on.
 package tracker

@@ -21,7 +21,11 @@ const (
 	// last-response time or the receive rate).
 	Lost
 	// Cancelled: the caller gave up (context cancelled or expired, losing
-	// speculative attempt). Not a measurement: ignored entirely.
+	// speculative attempt). Not a response and not a failure. CQL cannot
+	// cancel a request, so the host still serves it: the attempt is counted
+	// as orphaned (View.Orphaned) until the host answers a later request,
+	// and its elapsed time, a lower bound of its latency, updates R_s when it
+	// exceeds R_s (without this, hedging hides exactly the slow samples).
 	Cancelled
 )
 
@@ -63,6 +67,10 @@ type Host struct {
 	lastResp atomic.Int64 // clock time of the last response (or of the reset)
 	owedFrom atomic.Int64 // clock time the outstanding count last rose from 0
 	samples  atomic.Uint64
+
+	orphaned     atomic.Int64 // attempts the client gave up on (View.Orphaned)
+	orphanedSent atomic.Int64 // latest send time among them
+	orphanedAt   atomic.Int64 // clock time of the latest orphaning
 
 	hist   rollingHist
 	health healthBuckets
@@ -114,21 +122,24 @@ func (h *Host) InFlight() int64 { return int64(uint32(h.osGen.Load())) }
 // Observe records one finished attempt: latency from send to completion and
 // its outcome. See Outcome for what each kind updates.
 func (h *Host) Observe(latency time.Duration, o Outcome) {
-	if o == Cancelled {
-		return
-	}
 	h.ObserveAt(h.t.clock.Now(), latency, o)
 }
 
 // ObserveAt is Observe for a caller that already read the clock (now).
 func (h *Host) ObserveAt(now, latency time.Duration, o Outcome) {
-	if o == Cancelled {
-		return
-	}
 	if latency < 0 {
 		latency = 0
 	}
+	if o == Cancelled {
+		h.orphan(now, latency)
+		return
+	}
 	response := o == Success || o == Failure
+	if response && h.orphaned.Load() != 0 && int64(now-latency) >= h.orphanedSent.Load() {
+		// The host answered a request sent after every orphaned one: a
+		// server works through its queue in order, so those are done too.
+		h.orphaned.Store(0)
+	}
 	if f, ok := h.forgetFactor(now - time.Duration(h.lastResp.Load())); ok && response {
 		// first response after a long silence: the old estimates are what
 		// View showed (forgotten toward the prior), not what was stored.
@@ -146,6 +157,41 @@ func (h *Host) ObserveAt(now, latency time.Duration, o Outcome) {
 		h.rate.countResponse(now)
 	}
 	h.rate.adapt(now)
+}
+
+// orphan records an attempt the client gave up on after latency (see
+// Cancelled and View.Orphaned).
+func (h *Host) orphan(now, latency time.Duration) {
+	sent := int64(now - latency)
+	for {
+		old := h.orphanedSent.Load()
+		if sent <= old || h.orphanedSent.CompareAndSwap(old, sent) {
+			break
+		}
+	}
+	h.orphanedAt.Store(int64(now))
+	h.orphaned.Add(1)
+	// A censored sample: the attempt would have taken at least latency.
+	// It says something only when that is more than R_s.
+	if r, ok := h.resp.get(); ok && float64(latency) > r {
+		h.resp.add(float64(latency), h.t.cfg.EWMAAlpha)
+		h.hist.record(now, latency)
+	}
+}
+
+// Orphaned returns View.Orphaned: attempts the client gave up on that the
+// host may still be serving. They stop counting when the host answers a
+// request sent after all of them, after ForgetAfter without a new one, or
+// on Reset.
+func (h *Host) Orphaned(now time.Duration) int64 {
+	n := h.orphaned.Load()
+	if n <= 0 {
+		return 0
+	}
+	if fa := h.t.cfg.ForgetAfter; fa > 0 && now-time.Duration(h.orphanedAt.Load()) > fa {
+		return 0
+	}
+	return n
 }
 
 // Feedback records server-reported queue size (q_s) and service time
@@ -180,6 +226,8 @@ func (h *Host) Reset() {
 	h.rate.reset(now)
 	h.lastResp.Store(int64(now))
 	h.owedFrom.Store(int64(now))
+	h.orphaned.Store(0)
+	h.orphanedSent.Store(0)
 }
 
 // View is what ranking needs to know about a host, read at one instant.
@@ -198,12 +246,18 @@ type View struct {
 	// It grows from the first moment of a stall (a GC pause, a frozen
 	// process), long before the stalled requests return to move R_s.
 	Silence time.Duration
+	// Orphaned counts attempts the client gave up on (Cancelled: a losing
+	// hedge, an expired context) that the host is presumably still serving:
+	// CQL has no cancel. Not part of InFlight (they owe no response the
+	// client will see, so they do not make Silence); rankers add them to
+	// the outstanding count (os_s) of the C3 score.
+	Orphaned int64
 }
 
 // View reads the host's ranking inputs at time now.
 func (h *Host) View(now time.Duration) View {
 	t := h.t
-	v := View{InFlight: h.InFlight()}
+	v := View{InFlight: h.InFlight(), Orphaned: h.Orphaned(now)}
 	if r, ok := h.resp.get(); ok {
 		v.ResponseTime, v.HasSamples = r, true
 	} else {
@@ -271,9 +325,10 @@ func (h *Host) SinceResponse(now time.Duration) time.Duration {
 }
 
 // Busy reports the DataStax busy-node condition: at least minInFlight
-// outstanding requests and no response for at least noResponse.
+// outstanding requests (orphaned ones included) and no response for at
+// least noResponse.
 func (h *Host) Busy(now time.Duration, minInFlight int64, noResponse time.Duration) bool {
-	return h.InFlight() >= minInFlight && h.SinceResponse(now) >= noResponse
+	return h.InFlight()+h.Orphaned(now) >= minInFlight && h.SinceResponse(now) >= noResponse
 }
 
 // WithinRate reports whether the host is within its sending rate srate for
@@ -309,6 +364,7 @@ func (h *Host) LatencyQuantile(q float64) (time.Duration, bool) {
 type HostSnapshot struct {
 	ID            string
 	InFlight      int64         // os_s
+	Orphaned      int64         // see View.Orphaned
 	ResponseTime  time.Duration // R_s (0 when no sample)
 	ServiceTime   time.Duration // 1/mu_s from feedback (0 when none)
 	QueueSize     float64       // q_s from feedback
@@ -331,7 +387,7 @@ type HostSnapshot struct {
 // Snapshot returns a copy of the host's state.
 func (h *Host) Snapshot() HostSnapshot {
 	now := h.t.clock.Now()
-	s := HostSnapshot{ID: h.id, InFlight: h.InFlight()}
+	s := HostSnapshot{ID: h.id, InFlight: h.InFlight(), Orphaned: h.Orphaned(now)}
 	if r, ok := h.resp.get(); ok {
 		s.ResponseTime = time.Duration(r)
 	}

@@ -217,6 +217,7 @@ func TestCancelledIsNotAMeasurement(t *testing.T) {
 	h.Observe(time.Microsecond, Cancelled)
 	s := h.Snapshot()
 	assert.Equal(t, 10*time.Millisecond, s.ResponseTime, "cancelled attempt did not pull R_s down")
+	assert.EqualValues(t, 1, s.Orphaned)
 	assert.Equal(t, time.Second, s.SinceResponse, "cancelled attempt is not a response")
 	assert.EqualValues(t, 1, s.Samples)
 	assert.EqualValues(t, 1, s.Responses)
@@ -275,7 +276,58 @@ func TestBusyThresholds(t *testing.T) {
 	h.Observe(time.Millisecond, Cancelled)
 	assert.True(t, h.Busy(tr.Now(), 10, 200*time.Millisecond), "a cancelled attempt is no response")
 	h.End(as[0])
-	assert.False(t, h.Busy(tr.Now(), 10, 200*time.Millisecond), "back to 9 in flight")
+	assert.True(t, h.Busy(tr.Now(), 10, 200*time.Millisecond), "9 in flight + 1 orphaned (the host still serves it)")
+	h.End(as[1])
+	assert.False(t, h.Busy(tr.Now(), 10, 200*time.Millisecond), "8 in flight + 1 orphaned")
+}
+
+// TestOrphaned: a cancelled attempt stays on the host (CQL cannot cancel)
+// until the host answers a later request, and its elapsed time is a lower
+// bound of its latency.
+func TestOrphaned(t *testing.T) {
+	tr, clk := newTest(t, nil)
+	h := tr.Host("a")
+	h.Observe(10*time.Millisecond, Success)
+	clk.Advance(100 * time.Millisecond)
+	// sent 50ms ago, given up now (a hedge won elsewhere)
+	a := h.Begin()
+	h.Observe(50*time.Millisecond, Cancelled)
+	h.End(a)
+	v := h.View(tr.Now())
+	assert.EqualValues(t, 0, v.InFlight)
+	assert.EqualValues(t, 1, v.Orphaned)
+	assert.Zero(t, v.Silence, "orphaned attempts owe no response the client will see")
+	assert.InDelta(t, 14e6, v.ResponseTime, 1, "censored 50ms sample pulls R_s up (10 + 0.1*40 ms)")
+	s := h.Snapshot()
+	assert.EqualValues(t, 1, s.Orphaned)
+	assert.EqualValues(t, 1, s.Samples, "not a response: no sample count")
+	assert.Equal(t, 100*time.Millisecond, s.SinceResponse)
+
+	// a short cancelled attempt (below R_s) says nothing about latency
+	h.Observe(time.Millisecond, Cancelled)
+	assert.InDelta(t, 14e6, h.View(tr.Now()).ResponseTime, 1)
+	assert.EqualValues(t, 2, h.Orphaned(tr.Now()))
+
+	// the answer to a request sent before the orphaned ones settles nothing
+	clk.Advance(time.Millisecond)
+	h.Observe(60*time.Millisecond, Success)
+	assert.EqualValues(t, 2, h.Orphaned(tr.Now()))
+	// the answer to a request sent after them: the host is past them
+	clk.Advance(5 * time.Millisecond)
+	h.Observe(2*time.Millisecond, Success)
+	assert.EqualValues(t, 0, h.Orphaned(tr.Now()))
+
+	// without a later answer they stop counting after ForgetAfter
+	h.Observe(30*time.Millisecond, Cancelled)
+	clk.Advance(time.Second)
+	assert.EqualValues(t, 1, h.Orphaned(tr.Now()), "ForgetAfter (1s) not yet exceeded")
+	clk.Advance(time.Millisecond)
+	assert.EqualValues(t, 0, h.Orphaned(tr.Now()))
+
+	// and on Reset
+	h.Observe(30*time.Millisecond, Cancelled)
+	h.Reset()
+	assert.EqualValues(t, 0, h.Orphaned(tr.Now()))
 }
 
 // TestSilence: how long a host has owed a response without giving one.

@@ -14,9 +14,9 @@ import (
 type Collector struct {
 	p *policy.Policy
 
-	inFlight, respTime, svcTime, queue, score, rate, rrate *prometheus.Desc
-	success, busy, up, latency                             *prometheus.Desc
-	waits, overRate, probes, abandoned, unrouted           *prometheus.Desc
+	inFlight, orphaned, respTime, svcTime, queue, score *prometheus.Desc
+	rate, rrate, success, busy, up, latency             *prometheus.Desc
+	waits, overRate, probes, abandoned, unrouted        *prometheus.Desc
 }
 
 // New returns a collector for p. constLabels (may be nil) are added to every
@@ -29,6 +29,7 @@ func New(p *policy.Policy, constLabels prometheus.Labels) *Collector {
 	return &Collector{
 		p:         p,
 		inFlight:  d("host_in_flight", "Requests in flight to the host (os_s).", host),
+		orphaned:  d("host_orphaned", "Requests the client gave up on (losing hedges, expired contexts) that the host presumably still serves.", host),
 		respTime:  d("host_response_time_seconds", "EWMA of the host's response time (R_s).", host),
 		svcTime:   d("host_service_time_seconds", "EWMA of the server-reported service time (1/mu_s); 0 without feedback.", host),
 		queue:     d("host_queue_size", "EWMA of the server-reported queue size (q_s); 0 without feedback.", host),
@@ -49,7 +50,7 @@ func New(p *policy.Policy, constLabels prometheus.Labels) *Collector {
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.inFlight, c.respTime, c.svcTime, c.queue, c.score, c.rate, c.rrate,
+	for _, d := range []*prometheus.Desc{c.inFlight, c.orphaned, c.respTime, c.svcTime, c.queue, c.score, c.rate, c.rrate,
 		c.success, c.busy, c.up, c.latency, c.waits, c.overRate, c.probes, c.abandoned, c.unrouted} {
 		ch <- d
 	}
@@ -68,6 +69,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, s := range c.p.Stats() {
 		l := []string{s.Address, s.DC}
 		ch <- prometheus.MustNewConstMetric(c.inFlight, g, float64(s.InFlight), l...)
+		ch <- prometheus.MustNewConstMetric(c.orphaned, g, float64(s.Orphaned), l...)
 		ch <- prometheus.MustNewConstMetric(c.respTime, g, s.ResponseTime.Seconds(), l...)
 		ch <- prometheus.MustNewConstMetric(c.svcTime, g, s.ServiceTime.Seconds(), l...)
 		ch <- prometheus.MustNewConstMetric(c.queue, g, s.QueueSize, l...)

@@ -27,6 +27,7 @@ func TestCollector(t *testing.T) {
 	}
 	a := p.Tracker().Host("a").Begin()
 	defer p.Tracker().Host("a").End(a)
+	p.Tracker().Host("a").Observe(time.Millisecond, tracker.Cancelled) // a losing hedge the host still serves
 
 	c := New(p, prometheus.Labels{"strategy": "c3"})
 	reg := prometheus.NewPedanticRegistry()
@@ -57,14 +58,16 @@ func TestCollector(t *testing.T) {
 			}
 		}
 	}
-	assert.Equal(t, 10+2+5, n, "10 host gauges, 2 quantiles, 5 counters")
+	assert.Equal(t, 11+2+5, n, "11 host gauges, 2 quantiles, 5 counters")
 	assert.Equal(t, 1.0, got["tailroute_host_in_flight"])
+	assert.Equal(t, 1.0, got["tailroute_host_orphaned"])
 	assert.InDelta(t, 0.002, got["tailroute_host_response_time_seconds"], 1e-12)
 	assert.InEpsilon(t, 0.002, got["tailroute_host_latency_seconds{0.99}"], 0.07)
 	assert.Equal(t, 1.0, got["tailroute_host_up"])
 	assert.Equal(t, 1.0, got["tailroute_host_success_ratio"])
 	assert.Equal(t, 0.0, got["tailroute_host_busy"])
 	assert.Equal(t, 0.0, got["tailroute_probes_total"])
-	// Psi = R - S + (1 + os*w)^3 * S with S = R (no feedback), os = 1: 8R
-	assert.InDelta(t, 0.016, got["tailroute_host_score_seconds"], 1e-9)
+	// Psi = R - S + (1 + os*w)^3 * S with S = R (no feedback), os = 1 in
+	// flight + 1 orphaned: 27R
+	assert.InDelta(t, 0.054, got["tailroute_host_score_seconds"], 1e-9)
 }
