@@ -32,7 +32,7 @@ func simSession(t testing.TB, c *sim.Cluster, p *Policy) *gocql.Session {
 	cl := gocql.NewCluster(c.Hosts()...)
 	cl.Port = c.Port()
 	cl.Timeout = 5 * time.Second
-	cl.ConnectTimeout = 5 * time.Second
+	cl.ConnectTimeout = 10 * time.Second // a loaded -race run once saw no answer to the startup within 5s
 	cl.ReconnectInterval = 200 * time.Millisecond
 	cl.Logger = quietLogger{}
 	Wire(cl, p)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"sync"
@@ -18,7 +19,7 @@ type Config struct {
 	Racks     int          // racks per DC; default 1 ("rack1"..); a DC's nodes are assigned round robin
 	VNodes    int          // tokens per node; default 1 (evenly spaced Murmur3 tokens); >1 = random vnodes from Seed
 	FirstIP   string       // default "127.0.0.1"; node i (0-based) listens on FirstIP+i
-	Port      int          // 0 = pick one port that is free on every node address (same port on all nodes)
+	Port      int          // 0 = pick one port that is free on every node address (same port on all nodes), from 20000-31999: below the kernel's ephemeral range
 	Model     ServiceModel // default model of every node (zero fields take DefaultModel values)
 	Feedback  bool         // attach queue length & service time to responses in the CQL custom payload
 	Seed      int64        // seeds vnode tokens, host ids, service times and fluctuation phases
@@ -190,9 +191,19 @@ func listenAll(ctx context.Context, ips []string, port int) ([]net.Listener, int
 		}
 		return lns, p, nil
 	}
+	// Ports come from below Linux's default ephemeral range (32768-60999),
+	// which the kernel hands to client sockets: a stopped node's port in
+	// that range can be taken by an outgoing connection before Restart
+	// binds it again, and a client dialling a port nobody listens on can
+	// be given that very port and connect to itself (TCP self-connect),
+	// then wait for an answer that never comes. Port 0 is the fallback.
 	var lastErr error
 	for attempt := 0; attempt < 50; attempt++ {
-		lns, p, err := tryPort(0)
+		p := 0
+		if attempt < 40 {
+			p = simPortMin + rand.IntN(simPortMax-simPortMin)
+		}
+		lns, p, err := tryPort(p)
 		if err == nil {
 			return lns, p, nil
 		}
@@ -203,6 +214,9 @@ func listenAll(ctx context.Context, ips []string, port int) ([]net.Listener, int
 	}
 	return nil, 0, fmt.Errorf("sim: no port free on every node address after 50 attempts: %w", lastErr)
 }
+
+// The range listenAll picks ports from when none is given.
+const simPortMin, simPortMax = 20000, 32000
 
 // Hosts returns the node IPs, e.g. ["127.0.0.1","127.0.0.2",...] (local and
 // remote members, in ring configuration order).

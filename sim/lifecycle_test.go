@@ -200,6 +200,8 @@ func TestPortZeroPicksSamePortOnAllNodes(t *testing.T) {
 	b := startCluster(t, Config{Nodes: 3})
 	assert.NotEqual(t, a.Port(), b.Port())
 	for _, c := range []*Cluster{a, b} {
+		assert.True(t, c.Port() >= simPortMin && c.Port() < simPortMax,
+			"port %d from below the ephemeral range (no client socket can hold it while a node is stopped)", c.Port())
 		for _, ip := range c.Hosts() {
 			conn, err := net.DialTimeout("tcp", net.JoinHostPort(ip, fmt.Sprint(c.Port())), time.Second)
 			require.NoError(t, err)
@@ -241,9 +243,21 @@ func TestRestartedNodeIsUsedAgain(t *testing.T) {
 	}
 	require.NoError(t, s.Query("INSERT INTO usertable (y_id, field0) VALUES (?, 'v')", key).Exec())
 	require.NoError(t, n.Stop())
-	// served by a non-replica coordinator, which reads the stopped replica's store in-process
+	// served by a non-replica coordinator, which reads the stopped replica's
+	// store in-process. A read racing with the stop can still pick the
+	// stopped node's closing connection (gocql then returns EOF or, when the
+	// connection's context is cancelled under it, context.Canceled, which no
+	// retry policy retries), so it gets a few tries.
 	var f string
-	require.NoError(t, s.Query("SELECT field0 FROM usertable WHERE y_id = ?", key).Scan(&f))
+	var err error
+	for try := 0; try < 20; try++ {
+		if err = s.Query("SELECT field0 FROM usertable WHERE y_id = ?", key).Scan(&f); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	require.NoError(t, err, "read after the replica stopped")
+	require.Equal(t, "v", f)
 	require.NoError(t, n.Restart())
 	before := n.Stats().Served
 	require.Eventually(t, func() bool {

@@ -45,7 +45,7 @@ func newSimSession(t *testing.T, c *sim.Cluster, ks string, h *Hedger, tweak fun
 	cl.Keyspace = ks
 	cl.Consistency = gocql.One
 	cl.Timeout = 5 * time.Second
-	cl.ConnectTimeout = 5 * time.Second
+	cl.ConnectTimeout = 10 * time.Second // a loaded -race run once saw no answer to the startup within 5s
 	cl.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
 	ac := &attemptCounter{}
 	cl.QueryObserver = ac
