@@ -248,7 +248,7 @@ func (st *queryState) rankC3(c []core.Candidate) {
 		v := h.View(now)
 		c[k].Score = p.score(v)
 		c[k].InFlight = v.InFlight + v.Orphaned
-		c[k].Busy = c[k].InFlight >= busyN && v.SinceResponse >= cfg.busyNoResponse
+		c[k].Busy = v.Busy(busyN, cfg.busyNoResponse)
 		c[k].Stale = v.InFlight == 0 && v.SinceResponse >= cfg.probeAfter
 		if limited {
 			c[k].InRate = !p.stalled(v) && h.WithinRate(now)

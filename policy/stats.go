@@ -42,7 +42,7 @@ func (p *Policy) Stats() []HostStats {
 			Up:           e.isUp(),
 			Local:        e.local,
 			Score:        p.score(v),
-			Busy:         e.h.Busy(now, int64(p.cfg.busyInFlight), p.cfg.busyNoResponse),
+			Busy:         v.Busy(int64(p.cfg.busyInFlight), p.cfg.busyNoResponse),
 			WithinRate:   e.h.WithinRate(now),
 			Stalled:      p.stalled(v),
 		})

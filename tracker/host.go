@@ -328,7 +328,17 @@ func (h *Host) SinceResponse(now time.Duration) time.Duration {
 // outstanding requests (orphaned ones included) and no response for at
 // least noResponse.
 func (h *Host) Busy(now time.Duration, minInFlight int64, noResponse time.Duration) bool {
-	return h.InFlight()+h.Orphaned(now) >= minInFlight && h.SinceResponse(now) >= noResponse
+	return busy(h.InFlight()+h.Orphaned(now), h.SinceResponse(now), minInFlight, noResponse)
+}
+
+// Busy is Host.Busy read from a View.
+func (v View) Busy(minInFlight int64, noResponse time.Duration) bool {
+	return busy(v.InFlight+v.Orphaned, v.SinceResponse, minInFlight, noResponse)
+}
+
+// busy is the DataStax busy-node rule, written once for Host and View.
+func busy(outstanding int64, sinceResponse time.Duration, minInFlight int64, noResponse time.Duration) bool {
+	return outstanding >= minInFlight && sinceResponse >= noResponse
 }
 
 // WithinRate reports whether the host is within its sending rate srate for

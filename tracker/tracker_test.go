@@ -259,26 +259,31 @@ func TestViewFallbacks(t *testing.T) {
 func TestBusyThresholds(t *testing.T) {
 	tr, clk := newTest(t, nil)
 	h := tr.Host("a")
+	busy := func() bool { // Host.Busy and View.Busy are one rule
+		b := h.Busy(tr.Now(), 10, 200*time.Millisecond)
+		require.Equal(t, b, h.View(tr.Now()).Busy(10, 200*time.Millisecond))
+		return b
+	}
 	var as []Attempt
 	for i := 0; i < 9; i++ {
 		as = append(as, h.Begin())
 	}
 	clk.Advance(time.Second)
-	assert.False(t, h.Busy(tr.Now(), 10, 200*time.Millisecond), "9 in flight < 10")
+	assert.False(t, busy(), "9 in flight < 10")
 	as = append(as, h.Begin())
-	assert.True(t, h.Busy(tr.Now(), 10, 200*time.Millisecond), "10 in flight, no response for 1s")
+	assert.True(t, busy(), "10 in flight, no response for 1s")
 	h.Observe(time.Millisecond, Success)
-	assert.False(t, h.Busy(tr.Now(), 10, 200*time.Millisecond), "just responded")
+	assert.False(t, busy(), "just responded")
 	clk.Advance(199 * time.Millisecond)
-	assert.False(t, h.Busy(tr.Now(), 10, 200*time.Millisecond), "199ms < 200ms")
+	assert.False(t, busy(), "199ms < 200ms")
 	clk.Advance(time.Millisecond)
-	assert.True(t, h.Busy(tr.Now(), 10, 200*time.Millisecond), "200ms without response")
+	assert.True(t, busy(), "200ms without response")
 	h.Observe(time.Millisecond, Cancelled)
-	assert.True(t, h.Busy(tr.Now(), 10, 200*time.Millisecond), "a cancelled attempt is no response")
+	assert.True(t, busy(), "a cancelled attempt is no response")
 	h.End(as[0])
-	assert.True(t, h.Busy(tr.Now(), 10, 200*time.Millisecond), "9 in flight + 1 orphaned (the host still serves it)")
+	assert.True(t, busy(), "9 in flight + 1 orphaned (the host still serves it)")
 	h.End(as[1])
-	assert.False(t, h.Busy(tr.Now(), 10, 200*time.Millisecond), "8 in flight + 1 orphaned")
+	assert.False(t, busy(), "8 in flight + 1 orphaned")
 }
 
 // TestOrphaned: a cancelled attempt stays on the host (CQL cannot cancel)
