@@ -37,6 +37,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ycsb-lite: %v\n(run ycsb-lite -h for the flags)\n", err)
 		return exitUsage
 	}
+	if o.listPolicies {
+		for _, n := range policyNames() {
+			fmt.Fprintln(stdout, n)
+		}
+		return exitOK
+	}
 	// stderr is shared by our log lines, the progress line and gocql's
 	// logger (-v), which write from different goroutines.
 	r := &runner{o: o, stdout: stdout, stderr: &lockedWriter{w: stderr}}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -547,5 +548,18 @@ func TestClientsDemandSkew(t *testing.T) {
 		if m, ok := s.(map[string]any); !ok || m["hedging"] == nil {
 			t.Errorf("client %d: no hedging stats: %v", i, s)
 		}
+	}
+}
+
+// TestListPolicies: -list-policies prints the registry (ycsb-suite checks
+// its -policies against it).
+func TestListPolicies(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"-list-policies"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	got := strings.Fields(stdout.String())
+	if !slices.Equal(got, policyNames()) || !slices.Contains(got, "tailroute") || !slices.Contains(got, "datastax") {
+		t.Errorf("listed %v, want %v", got, policyNames())
 	}
 }

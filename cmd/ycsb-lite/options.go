@@ -20,30 +20,31 @@ var defaultCompare = []string{"tailroute", "token-aware", "tailroute-p2c"}
 
 // options is the validated command line.
 type options struct {
-	hosts       []string // empty = embedded simulated cluster
-	port        int
-	nodes, rf   int
-	workload    string // name or file as given
-	cfg         ycsb.Config
-	policies    []string
-	scenario    scenarioSpec
-	params      scenarioParams
-	seed        int64
-	out         string
-	plots       bool
-	jsonPath    string
-	consistency gocql.Consistency
-	timeout     time.Duration
-	keyspace    string
-	load, run   bool
-	serviceTime time.Duration
-	workers     int
-	shift       ycsb.Config // workload-shift's joining workload
-	shiftName   string
-	progress    bool
-	verbose     bool
-	series      time.Duration
-	command     string
+	listPolicies bool     // -list-policies: print the policy names and exit
+	hosts        []string // empty = embedded simulated cluster
+	port         int
+	nodes, rf    int
+	workload     string // name or file as given
+	cfg          ycsb.Config
+	policies     []string
+	scenario     scenarioSpec
+	params       scenarioParams
+	seed         int64
+	out          string
+	plots        bool
+	jsonPath     string
+	consistency  gocql.Consistency
+	timeout      time.Duration
+	keyspace     string
+	load, run    bool
+	serviceTime  time.Duration
+	workers      int
+	shift        ycsb.Config // workload-shift's joining workload
+	shiftName    string
+	progress     bool
+	verbose      bool
+	series       time.Duration
+	command      string
 	// clients is the number of independent clients sharing the cluster
 	// (-clients, default 1); weights[i] is client i's share of the threads,
 	// target rate and operations (sums to 1).
@@ -131,6 +132,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		clients     = fs.Int("clients", 1, "independent clients sharing the cluster (1..64): each its own session and policy instance; threads, target and ops are split among them")
 		skew        = fs.String("demand-skew", "", "P/Q: P % of the clients issue Q % of the requests (C3 §6, e.g. 20/80); empty = even split")
 		util        = fs.Float64("utilization", 0, "embedded cluster: set the target to this fraction (0 < U < 1) of the cluster's average service capacity; 0 = off")
+		list        = fs.Bool("list-policies", false, "print the policy names, one per line (each also runs as <policy>"+hedgeSuffix+"), and exit")
 	)
 	fs.Var(props, "p", "workload property key=value (repeatable), as YCSB's -p")
 	fs.Usage = func() {
@@ -150,6 +152,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 			return nil, err
 		}
 		return nil, &flagError{err.Error()}
+	}
+	if *list {
+		return &options{listPolicies: true}, nil
 	}
 	if fs.NArg() > 0 {
 		return nil, &flagError{fmt.Sprintf("unexpected argument %q; all settings are flags (see -h)", fs.Arg(0))}

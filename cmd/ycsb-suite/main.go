@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,10 +20,6 @@ import (
 // variants, the peers it must beat and the oracle that bounds what is
 // possible.
 const defaultPolicies = "tailroute,tailroute+hedge,tailroute-norate,tailroute-p2c,datastax,token-aware,host-pool,oracle"
-
-// knownPolicies are ycsb-lite's policy names; any of them may carry the
-// "+hedge" suffix.
-var knownPolicies = []string{"tailroute", "tailroute-p2c", "tailroute-norate", "token-aware", "round-robin", "host-pool", "oracle", "datastax"}
 
 // Defaults and -quick sizes. defaultOps at ycsb-lite's default 1000 ops/s
 // (1500 and 2333 ops/s in the bimodal cells) makes the default suite (12
@@ -174,23 +171,16 @@ func flagName(a string) (string, bool) {
 	return n, n != ""
 }
 
-// parsePolicies validates a comma-separated policy list.
+// parsePolicies splits a comma-separated policy list; the names are
+// checked against the ycsb-lite binary's own list (checkPolicies) once it is
+// built.
 func parsePolicies(list string) ([]string, error) {
-	allowed := strings.Join(knownPolicies, ", ") + ", each optionally with +hedge"
 	var ps []string
 	seen := map[string]bool{}
 	for _, p := range strings.Split(list, ",") {
 		p = strings.TrimSpace(p)
 		if p == "" {
 			continue
-		}
-		base := strings.TrimSuffix(p, "+hedge")
-		ok := false
-		for _, k := range knownPolicies {
-			ok = ok || k == base
-		}
-		if !ok {
-			return nil, badFlag("policies", p, allowed)
 		}
 		if seen[p] {
 			return nil, badFlag("policies", list, "each policy once; "+p+" is repeated")
@@ -199,9 +189,25 @@ func parsePolicies(list string) ([]string, error) {
 		ps = append(ps, p)
 	}
 	if len(ps) == 0 {
-		return nil, badFlag("policies", `"`+list+`"`, "at least one of "+allowed)
+		return nil, badFlag("policies", `"`+list+`"`, "at least one ycsb-lite policy (ycsb-lite -list-policies)")
 	}
 	return ps, nil
+}
+
+// checkPolicies checks the policies against `bin -list-policies`, ycsb-lite's
+// own list, so the suite keeps no copy of it.
+func checkPolicies(ctx context.Context, bin string, policies []string) error {
+	out, err := exec.CommandContext(ctx, bin, "-list-policies").Output()
+	if err != nil {
+		return fmt.Errorf("%s -list-policies: %w", bin, err)
+	}
+	known := strings.Fields(string(out))
+	for _, p := range policies {
+		if !slices.Contains(known, strings.TrimSuffix(p, "+hedge")) {
+			return badFlag("policies", p, strings.Join(known, ", ")+", each optionally with +hedge")
+		}
+	}
+	return nil
 }
 
 // seedPath is the JSON report of one cell and seed.
@@ -246,8 +252,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	status := 0
 	if !c.aggregateOnly {
 		status = runCells(ctx, c, stdout, stderr)
-		if status == 130 {
+		switch status {
+		case 130:
 			fmt.Fprintln(stderr, "ycsb-suite: interrupted; finished runs are kept, run the same command again to resume")
+			return status
+		case 2: // a policy ycsb-lite does not know: nothing ran
 			return status
 		}
 	}
@@ -282,6 +291,14 @@ func runCells(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "ycsb-suite: go build ycsb-lite: %v (run inside the tailroute module, or pass -ycsb-lite)\n", err)
 			return 1
 		}
+	}
+	if err := checkPolicies(ctx, bin, c.policies); err != nil {
+		fmt.Fprintln(stderr, "ycsb-suite:", err)
+		var ue *usageError
+		if errors.As(err, &ue) {
+			return 2
+		}
+		return 1
 	}
 	total := len(c.cells) * len(c.seeds)
 	n, failed := 0, 0

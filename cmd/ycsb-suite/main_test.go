@@ -24,7 +24,6 @@ func TestParseFlagsErrors(t *testing.T) {
 		{[]string{"-clients", "0"}, "-clients 0: allowed 1..64"},
 		{[]string{"-clients", "65"}, "-clients 65: allowed 1..64"},
 		{[]string{"-clients", "2"}, "cell demand-skew needs -clients >= 3"},
-		{[]string{"-policies", "tailroute,fastest"}, "-policies fastest: allowed tailroute,"},
 		{[]string{"-policies", "tailroute,tailroute"}, "tailroute is repeated"},
 		{[]string{"-policies", " , "}, "-policies"},
 		{[]string{"-scenarios", "steady,nope"}, `-scenarios: unknown cell "nope"`},
@@ -44,6 +43,31 @@ func TestParseFlagsErrors(t *testing.T) {
 		if !strings.Contains(stderr.String(), c.want) {
 			t.Errorf("%v: stderr %q, want it to contain %q", c.args, stderr.String(), c.want)
 		}
+	}
+}
+
+// TestUnknownPolicyCheckedAgainstBinary: policy names are checked against
+// the ycsb-lite binary's -list-policies (here a stand-in script), before
+// anything runs.
+func TestUnknownPolicyCheckedAgainstBinary(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "ycsb-lite")
+	script := "#!/bin/sh\n[ \"$1\" = -list-policies ] || exit 3\necho tailroute\necho token-aware\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	var stderr bytes.Buffer
+	code := run([]string{"-quick", "-scenarios", "steady", "-policies", "tailroute,fastest+hedge", "-ycsb-lite", bin, "-out", out}, &bytes.Buffer{}, &stderr)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2 (stderr %q)", code, stderr.String())
+	}
+	want := "-policies fastest+hedge: allowed tailroute, token-aware, each optionally with +hedge"
+	if !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr %q, want it to contain %q", stderr.String(), want)
+	}
+	if _, err := os.Stat(filepath.Join(out, "steady")); err == nil {
+		t.Error("a cell ran despite the bad policy")
 	}
 }
 
@@ -137,7 +161,8 @@ func TestSmokeSuite(t *testing.T) {
 	// Resume: the cell exists, so nothing runs; -aggregate-only rewrites RESULTS.md.
 	stderr.Reset()
 	bin := filepath.Join(out, "no-such-binary-needed")
-	os.WriteFile(bin, []byte("#!/bin/sh\nexit 1\n"), 0o755)
+	// a stand-in that knows the policies but fails every run
+	os.WriteFile(bin, []byte("#!/bin/sh\nif [ \"$1\" = -list-policies ]; then echo tailroute; echo token-aware; exit 0; fi\nexit 1\n"), 0o755)
 	if code := run(append(args, "-ycsb-lite", bin), &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "exists, skipped") {
 		t.Errorf("resume: exit %d, stderr %q; want the cell skipped", code, stderr.String())
 	}
