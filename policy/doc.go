@@ -52,7 +52,11 @@
 //	                            histograms (LatencyQuantile), success buckets,
 //	                            last-response time, receive rate, Algorithm 2.
 //	                            Cancelled attempts (context cancelled/expired,
-//	                            speculative losers) are ignored
+//	                            speculative losers) are orphans: the host
+//	                            still serves them (CQL has no cancel), so they
+//	                            count with os_s in qhat and the busy rule
+//	                            until the host answers a later request, and
+//	                            their elapsed time raises R_s when above it
 //	RecordFeedback(iter)        EWMA of server-reported q_s and 1/mu_s
 //	HostDown / HostUp           skip / clean slate (stats reset, os_s reset)
 //
