@@ -169,7 +169,9 @@ func (h *Host) orphan(now, latency time.Duration) {
 			break
 		}
 	}
-	h.orphanedAt.Store(int64(now))
+	if fa := h.t.cfg.ForgetAfter; fa > 0 && now-time.Duration(h.orphanedAt.Swap(int64(now))) > fa {
+		h.orphaned.Store(0) // the earlier ones expired: they must not come back
+	}
 	h.orphaned.Add(1)
 	// A censored sample: the attempt would have taken at least latency.
 	// It says something only when that is more than R_s.

@@ -328,6 +328,8 @@ func TestOrphaned(t *testing.T) {
 	assert.EqualValues(t, 1, h.Orphaned(tr.Now()), "ForgetAfter (1s) not yet exceeded")
 	clk.Advance(time.Millisecond)
 	assert.EqualValues(t, 0, h.Orphaned(tr.Now()))
+	h.Observe(30*time.Millisecond, Cancelled)
+	assert.EqualValues(t, 1, h.Orphaned(tr.Now()), "expired orphans do not come back with a new one")
 
 	// and on Reset
 	h.Observe(30*time.Millisecond, Cancelled)
