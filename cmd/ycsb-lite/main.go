@@ -44,8 +44,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	// stderr is shared by our log lines, the progress line and gocql's
-	// logger (-v), which write from different goroutines.
-	r := &runner{o: o, stdout: stdout, stderr: &lockedWriter{w: stderr}}
+	// logger (-v), which write from different goroutines, some of which
+	// gocql leaves running for a moment after Session.Close. Everything goes
+	// through one lock, and nothing is written once run returns (a caller
+	// reading its buffer then would race with them; -race caught it).
+	ew := &lockedWriter{w: stderr}
+	defer ew.close()
+	stderr = ew
+	r := &runner{o: o, stdout: stdout, stderr: ew}
 	rep, err := r.compare(ctx)
 	interrupted := ctx.Err() != nil
 	code := exitOK
@@ -103,14 +109,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// lockedWriter serializes writes to w.
+// lockedWriter serializes writes to w; after close it drops them.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu     sync.Mutex
+	w      io.Writer
+	closed bool
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.closed {
+		return len(p), nil
+	}
 	return l.w.Write(p)
+}
+
+func (l *lockedWriter) close() {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
 }

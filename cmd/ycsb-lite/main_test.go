@@ -563,3 +563,19 @@ func TestListPolicies(t *testing.T) {
 		t.Errorf("listed %v, want %v", got, policyNames())
 	}
 }
+
+// TestLockedWriterDropsAfterClose: gocql goroutines that outlive run (its
+// logger under -v) must not write into the caller's buffer after run returns.
+func TestLockedWriterDropsAfterClose(t *testing.T) {
+	var b bytes.Buffer
+	w := &lockedWriter{w: &b}
+	fmt.Fprint(w, "before ")
+	w.close()
+	n, err := fmt.Fprint(w, "after")
+	if err != nil || n != 5 {
+		t.Errorf("write after close: %d, %v; want it accepted and dropped", n, err)
+	}
+	if b.String() != "before " {
+		t.Errorf("buffer %q, want %q", b.String(), "before ")
+	}
+}
