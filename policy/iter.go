@@ -221,7 +221,7 @@ func (st *queryState) rank() {
 		st.now, st.haveNow = now, true
 		for k := range c {
 			h := t.hosts[c[k].Host].h
-			c[k].InFlight = h.InFlight() + h.Orphaned(now)
+			c[k].InFlight = h.Outstanding(now)
 			c[k].Busy = h.Busy(now, int64(p.cfg.busyInFlight), p.cfg.busyNoResponse)
 		}
 		core.OrderP2C(c, &st.rnd)
@@ -247,7 +247,7 @@ func (st *queryState) rankC3(c []core.Candidate) {
 		h := t.hosts[c[k].Host].h
 		v := h.View(now)
 		c[k].Score = p.score(v)
-		c[k].InFlight = v.InFlight + v.Orphaned
+		c[k].InFlight = v.Outstanding()
 		c[k].Busy = v.Busy(busyN, cfg.busyNoResponse)
 		c[k].Stale = v.InFlight == 0 && v.SinceResponse >= cfg.probeAfter
 		if limited {
@@ -285,7 +285,7 @@ func (st *queryState) rankC3(c []core.Candidate) {
 // score is the C3 score of a host's view, Psi_s divided by successRate^3 so
 // that hosts answering with errors sink.
 func (p *Policy) score(v tracker.View) float64 {
-	s := core.C3Score(v.ResponseTime, v.ServiceTime, v.QueueSize, v.InFlight+v.Orphaned, p.cfg.weight)
+	s := core.C3Score(v.ResponseTime, v.ServiceTime, v.QueueSize, v.Outstanding(), p.cfg.weight)
 	if sr := v.SuccessRate; sr < 1 {
 		s /= sr * sr * sr
 	}

@@ -169,7 +169,7 @@ func (h *Host) orphan(now, latency time.Duration) {
 			break
 		}
 	}
-	if fa := h.t.cfg.ForgetAfter; fa > 0 && now-time.Duration(h.orphanedAt.Swap(int64(now))) > fa {
+	if h.orphansExpired(now, h.orphanedAt.Swap(int64(now))) {
 		h.orphaned.Store(0) // the earlier ones expired: they must not come back
 	}
 	h.orphaned.Add(1)
@@ -190,11 +190,25 @@ func (h *Host) Orphaned(now time.Duration) int64 {
 	if n <= 0 {
 		return 0
 	}
-	if fa := h.t.cfg.ForgetAfter; fa > 0 && now-time.Duration(h.orphanedAt.Load()) > fa {
+	if h.orphansExpired(now, h.orphanedAt.Load()) {
 		return 0
 	}
 	return n
 }
+
+// orphansExpired reports whether orphans last added at time at no longer
+// count at now: ForgetAfter has passed without a new one.
+func (h *Host) orphansExpired(now time.Duration, at int64) bool {
+	fa := h.t.cfg.ForgetAfter
+	return fa > 0 && now-time.Duration(at) > fa
+}
+
+// Outstanding is os_s as rankers use it: attempts in flight plus orphaned
+// ones (see View.Orphaned).
+func (h *Host) Outstanding(now time.Duration) int64 { return h.InFlight() + h.Orphaned(now) }
+
+// Outstanding is Host.Outstanding read from a View.
+func (v View) Outstanding() int64 { return v.InFlight + v.Orphaned }
 
 // Feedback records server-reported queue size (q_s) and service time
 // (1/mu_s), smoothed by EWMA.
@@ -330,12 +344,12 @@ func (h *Host) SinceResponse(now time.Duration) time.Duration {
 // outstanding requests (orphaned ones included) and no response for at
 // least noResponse.
 func (h *Host) Busy(now time.Duration, minInFlight int64, noResponse time.Duration) bool {
-	return busy(h.InFlight()+h.Orphaned(now), h.SinceResponse(now), minInFlight, noResponse)
+	return busy(h.Outstanding(now), h.SinceResponse(now), minInFlight, noResponse)
 }
 
 // Busy is Host.Busy read from a View.
 func (v View) Busy(minInFlight int64, noResponse time.Duration) bool {
-	return busy(v.InFlight+v.Orphaned, v.SinceResponse, minInFlight, noResponse)
+	return busy(v.Outstanding(), v.SinceResponse, minInFlight, noResponse)
 }
 
 // busy is the DataStax busy-node rule, written once for Host and View.

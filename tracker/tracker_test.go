@@ -301,6 +301,8 @@ func TestOrphaned(t *testing.T) {
 	v := h.View(tr.Now())
 	assert.EqualValues(t, 0, v.InFlight)
 	assert.EqualValues(t, 1, v.Orphaned)
+	assert.EqualValues(t, 1, v.Outstanding(), "os_s as rankers see it: in flight + orphaned")
+	assert.EqualValues(t, 1, h.Outstanding(tr.Now()))
 	assert.Zero(t, v.Silence, "orphaned attempts owe no response the client will see")
 	assert.InDelta(t, 14e6, v.ResponseTime, 1, "censored 50ms sample pulls R_s up (10 + 0.1*40 ms)")
 	s := h.Snapshot()
