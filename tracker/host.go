@@ -75,6 +75,13 @@ type Host struct {
 	hist   rollingHist
 	health healthBuckets
 	rate   rateCtl
+
+	// cumulative counts since the host was added, never reset (Prometheus
+	// counters): see HostSnapshot.Total*
+	totalAttempts  atomic.Uint64 // every Observe
+	totalMeasured  atomic.Uint64 // Observe with Success, Failure or Lost
+	totalLatencyNs atomic.Uint64 // sum of their latencies
+	totalErrors    atomic.Uint64 // Observe with Failure or Lost
 }
 
 func newHost(id string, t *Tracker, now time.Duration) *Host {
@@ -130,9 +137,15 @@ func (h *Host) ObserveAt(now, latency time.Duration, o Outcome) {
 	if latency < 0 {
 		latency = 0
 	}
+	h.totalAttempts.Add(1)
 	if o == Cancelled {
 		h.orphan(now, latency)
 		return
+	}
+	h.totalMeasured.Add(1)
+	h.totalLatencyNs.Add(uint64(latency))
+	if o != Success {
+		h.totalErrors.Add(1)
 	}
 	response := o == Success || o == Failure
 	if response && h.orphaned.Load() != 0 && int64(now-latency) >= h.orphanedSent.Load() {
@@ -408,6 +421,15 @@ type HostSnapshot struct {
 	RateIncreases uint64        // Algorithm 2 increase events
 	P50, P99      time.Duration
 	QuantilesOK   bool // P50/P99 are based on at least MinQuantileSamples samples
+
+	// Cumulative since the host was added, not cleared by Reset (what
+	// Prometheus counters need): attempts observed with any outcome, those
+	// measured (every outcome but Cancelled) and the sum of their latencies,
+	// and those that ended in Failure or Lost.
+	TotalAttempts uint64
+	TotalMeasured uint64
+	TotalLatency  time.Duration
+	TotalErrors   uint64
 }
 
 // Snapshot returns a copy of the host's state.
@@ -435,5 +457,9 @@ func (h *Host) Snapshot() HostSnapshot {
 	s.P50, n = h.hist.quantile(now, 0.5)
 	s.P99, _ = h.hist.quantile(now, 0.99)
 	s.QuantilesOK = n >= uint64(h.t.cfg.MinQuantileSamples)
+	s.TotalAttempts = h.totalAttempts.Load()
+	s.TotalMeasured = h.totalMeasured.Load()
+	s.TotalLatency = time.Duration(h.totalLatencyNs.Load())
+	s.TotalErrors = h.totalErrors.Load()
 	return s
 }

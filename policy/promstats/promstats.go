@@ -1,8 +1,6 @@
 package promstats
 
 import (
-	"strconv"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/tailroute/tailroute/policy"
 )
@@ -10,12 +8,17 @@ import (
 // Collector is a prometheus.Collector reading policy.Stats and
 // policy.Counters at scrape time (no background goroutine, nothing on the
 // request path). Per-host metrics carry the labels host (address:port) and
-// dc.
+// dc. Names and types follow the Prometheus conventions: base units
+// (seconds), _total for counters, latency as a summary
+// (tailroute_host_latency_seconds: quantiles 0.5 and 0.99 over the
+// tracker's recent window, _count and _sum since the host was added, as a
+// client_golang Summary with MaxAge).
 type Collector struct {
 	p *policy.Policy
 
 	inFlight, orphaned, respTime, svcTime, queue, score *prometheus.Desc
 	rate, rrate, success, busy, up, latency             *prometheus.Desc
+	requests, errors                                    *prometheus.Desc
 	waits, overRate, probes, abandoned, unrouted        *prometheus.Desc
 }
 
@@ -39,7 +42,9 @@ func New(p *policy.Policy, constLabels prometheus.Labels) *Collector {
 		success:   d("host_success_ratio", "Weighted success ratio of the rolling buckets.", host),
 		busy:      d("host_busy", "1 if the host meets the busy-node condition.", host),
 		up:        d("host_up", "1 if the host is up.", host),
-		latency:   d("host_latency_seconds", "Recent attempt latency quantiles of the host.", append(host, "quantile")),
+		latency:   d("host_latency_seconds", "Attempt latency of the host: quantiles over the recent window, count and sum since the host was added (cancelled attempts excluded).", host),
+		requests:  d("host_requests_total", "Attempts sent to the host and finished, with any outcome (cancelled ones included).", host),
+		errors:    d("host_errors_total", "Attempts on the host that ended with a server error signalling trouble (overloaded, unavailable, server-side timeout...) or without an answer (client timeout, connection error); errors of the query itself count as answered.", host),
 		waits:     d("backpressure_waits_total", "Requests that waited because every eligible replica was over its rate.", nil),
 		overRate:  d("sent_over_rate_total", "Requests sent to the best replica although over its rate.", nil),
 		probes:    d("probes_total", "Requests sent first to a stale replica (recovery probing).", nil),
@@ -51,7 +56,7 @@ func New(p *policy.Policy, constLabels prometheus.Labels) *Collector {
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.inFlight, c.orphaned, c.respTime, c.svcTime, c.queue, c.score, c.rate, c.rrate,
-		c.success, c.busy, c.up, c.latency, c.waits, c.overRate, c.probes, c.abandoned, c.unrouted} {
+		c.success, c.busy, c.up, c.latency, c.requests, c.errors, c.waits, c.overRate, c.probes, c.abandoned, c.unrouted} {
 		ch <- d
 	}
 }
@@ -79,14 +84,13 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.success, g, s.SuccessRate, l...)
 		ch <- prometheus.MustNewConstMetric(c.busy, g, b2f(s.Busy), l...)
 		ch <- prometheus.MustNewConstMetric(c.up, g, b2f(s.Up), l...)
+		var qs map[float64]float64
 		if s.QuantilesOK {
-			for _, q := range []struct {
-				q float64
-				v float64
-			}{{0.5, s.P50.Seconds()}, {0.99, s.P99.Seconds()}} {
-				ch <- prometheus.MustNewConstMetric(c.latency, g, q.v, append(l, strconv.FormatFloat(q.q, 'f', -1, 64))...)
-			}
+			qs = map[float64]float64{0.5: s.P50.Seconds(), 0.99: s.P99.Seconds()}
 		}
+		ch <- prometheus.MustNewConstSummary(c.latency, s.TotalMeasured, s.TotalLatency.Seconds(), qs, l...)
+		ch <- prometheus.MustNewConstMetric(c.requests, prometheus.CounterValue, float64(s.TotalAttempts), l...)
+		ch <- prometheus.MustNewConstMetric(c.errors, prometheus.CounterValue, float64(s.TotalErrors), l...)
 	}
 	k := c.p.Counters()
 	ct := prometheus.CounterValue

@@ -2,12 +2,14 @@ package promstats
 
 import (
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gocql/gocql"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tailroute/tailroute/policy"
@@ -25,6 +27,13 @@ func TestCollector(t *testing.T) {
 	for i := 0; i < 30; i++ {
 		p.Tracker().Host("a").Observe(2*time.Millisecond, tracker.Success)
 	}
+	p.Tracker().Host("a").Observe(10*time.Millisecond, tracker.Lost)
+	p.Tracker().Host("a").Observe(6*time.Millisecond, tracker.Failure)
+	p.HostDown(h) // counters survive the reset of a host that goes down
+	p.HostUp(h)
+	for i := 0; i < 30; i++ {
+		p.Tracker().Host("a").Observe(2*time.Millisecond, tracker.Success)
+	}
 	a := p.Tracker().Host("a").Begin()
 	defer p.Tracker().Host("a").End(a)
 	p.Tracker().Host("a").Observe(time.Millisecond, tracker.Cancelled) // a losing hedge the host still serves
@@ -35,8 +44,10 @@ func TestCollector(t *testing.T) {
 	fams, err := reg.Gather()
 	require.NoError(t, err)
 	got := map[string]float64{}
+	types := map[string]dto.MetricType{}
 	n := 0
 	for _, f := range fams {
+		types[f.GetName()] = f.GetType()
 		for _, m := range f.GetMetric() {
 			n++
 			labels := map[string]string{}
@@ -47,18 +58,39 @@ func TestCollector(t *testing.T) {
 			if strings.HasPrefix(f.GetName(), "tailroute_host_") {
 				assert.Equal(t, "127.0.3.1:0", labels["host"], f.GetName())
 			}
+			assert.NotContains(t, labels, "quantile", "quantile is a summary's own label, not a metric label")
 			key := f.GetName()
-			if q, ok := labels["quantile"]; ok {
-				key += "{" + q + "}"
-			}
-			if g := m.GetGauge(); g != nil {
-				got[key] = g.GetValue()
-			} else {
+			switch {
+			case m.GetGauge() != nil:
+				got[key] = m.GetGauge().GetValue()
+			case m.GetCounter() != nil:
 				got[key] = m.GetCounter().GetValue()
+			case m.GetSummary() != nil:
+				sm := m.GetSummary()
+				got[key+"_count"] = float64(sm.GetSampleCount())
+				got[key+"_sum"] = sm.GetSampleSum()
+				for _, q := range sm.GetQuantile() {
+					got[key+"{"+strconv.FormatFloat(q.GetQuantile(), 'f', -1, 64)+"}"] = q.GetValue()
+				}
 			}
 		}
 	}
-	assert.Equal(t, 11+2+5, n, "11 host gauges, 2 quantiles, 5 counters")
+	assert.Equal(t, 11+1+2+5, n, "11 host gauges, 1 host summary, 2 host counters, 5 policy counters")
+	for name, typ := range types {
+		switch {
+		case name == "tailroute_host_latency_seconds":
+			assert.Equal(t, dto.MetricType_SUMMARY, typ, name)
+		case strings.HasSuffix(name, "_total"):
+			assert.Equal(t, dto.MetricType_COUNTER, typ, name)
+		default:
+			assert.Equal(t, dto.MetricType_GAUGE, typ, name)
+		}
+	}
+	assert.Equal(t, 63.0, got["tailroute_host_requests_total"], "60 answered, 1 lost, 1 failed, 1 cancelled, across the reset")
+	assert.Equal(t, 2.0, got["tailroute_host_errors_total"])
+	assert.Equal(t, 62.0, got["tailroute_host_latency_seconds_count"], "cancelled attempts have no latency")
+	assert.InDelta(t, 60*0.002+0.010+0.006, got["tailroute_host_latency_seconds_sum"], 1e-9)
+	assert.InEpsilon(t, 0.002, got["tailroute_host_latency_seconds{0.5}"], 0.07)
 	assert.Equal(t, 1.0, got["tailroute_host_in_flight"])
 	assert.Equal(t, 1.0, got["tailroute_host_orphaned"])
 	assert.InDelta(t, 0.002, got["tailroute_host_response_time_seconds"], 1e-12)
