@@ -77,7 +77,7 @@ func tailroute(t *testing.T, p **policy.Policy) func(*gocql.ClusterConfig) {
 	pol, err := policy.New()
 	require.NoError(t, err)
 	*p = pol
-	return func(cfg *gocql.ClusterConfig) { policy.Wire(cfg, pol) }
+	return func(cfg *gocql.ClusterConfig) { require.NoError(t, policy.Wire(cfg, pol)) }
 }
 
 func tokenAwareRR(cfg *gocql.ClusterConfig) {
@@ -180,7 +180,7 @@ func TestFiveNodes(t *testing.T) {
 	p, err := policy.New()
 	require.NoError(t, err)
 	cfg := clusterConfig([]string{c.nodes[0].ip})
-	policy.Wire(cfg, p)
+	require.NoError(t, policy.Wire(cfg, p))
 	s, err := cfg.CreateSession()
 	require.NoError(t, err)
 	defer s.Close()

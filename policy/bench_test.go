@@ -71,7 +71,7 @@ func BenchmarkPickMark(b *testing.B) {
 		// as with Wire: Mark only ends the attempt, the observer measures
 		p := ours(b, WithMaxBackpressureWait(0))
 		cfg := gocql.NewCluster("127.0.0.1")
-		Wire(cfg, p)
+		require.NoError(b, Wire(cfg, p))
 		obs := cfg.QueryObserver
 		start := time.Now()
 		ctx := context.Background()

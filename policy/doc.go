@@ -4,8 +4,15 @@
 //
 //	p, err := policy.New()             // C3, validated options
 //	cluster := gocql.NewCluster(hosts...)
-//	policy.Wire(cluster, p)            // policy + query/batch observers
+//	err = policy.Wire(cluster, p)      // policy + query/batch observers
 //	session, err := cluster.CreateSession()
+//	...
+//	err = p.Err()                      // problems found while serving (unknown local DC, shared policy)
+//
+// A Policy serves one session (Wire and Init return or report an error
+// otherwise). A local DC (WithLocalDC) that no host is in is logged and
+// reported by Err, and the policy falls back (see WithLocalDC) rather than
+// leave gocql with no host to try.
 //
 // Query plan (Pick): the query's local replicas (token-aware: Murmur3 token of
 // the routing key, replica placement of the keyspace's SimpleStrategy or

@@ -120,6 +120,15 @@ func WithStrategy(s Strategy) Option {
 // WithLocalDC names the local data center; default "" (every host is local,
 // as with gocql's RoundRobinHostPolicy). Replicas in the local DC are always
 // tried first.
+//
+// A name that no host's data center matches is not an error at New (the
+// hosts are not known yet) but is reported once the session lists its
+// hosts: the policy logs it (through the Logger of the ClusterConfig given
+// to Wire, else gocql.Logger), Err returns it, and the policy falls back
+// rather than returning no hosts: to the one data center whose name
+// differs only in case ("DC1" for "dc1"), else to every host as local, as
+// gocql's DC-aware policy keeps serving remote hosts when it has no local
+// one. The fallback ends when a host of the named data center appears.
 func WithLocalDC(dc string) Option { return func(c *config) { c.localDC = dc } }
 
 // WithRemoteDCs allows hosts outside the local DC; default false (remote hosts

@@ -36,6 +36,11 @@ type Policy struct {
 	getKS      atomic.Pointer[func(string) (*gocql.KeyspaceMetadata, error)]
 	sessionKS  atomic.Pointer[string]
 	observed   atomic.Bool
+	wired      atomic.Pointer[gocql.ClusterConfig] // set once by Wire
+	session    atomic.Pointer[gocql.Session]       // the session served (Init)
+	refused    atomic.Pointer[error]               // set when a second session shares the policy
+	localDC    atomic.Pointer[string]              // effective local DC (see WithLocalDC)
+	dcProblem  atomic.Pointer[error]               // why the effective local DC differs from the configured one
 	rr         atomic.Uint64
 	statePool  sync.Pool
 	waits      atomic.Uint64
@@ -101,6 +106,8 @@ func New(opts ...Option) (*Policy, error) {
 		return st
 	}
 	p.tbl.Store(&hostTable{byID: map[string]int32{}, ks: map[string]*ksEntry{}})
+	dc := cfg.localDC
+	p.localDC.Store(&dc)
 	return p, nil
 }
 
@@ -115,20 +122,12 @@ func (p *Policy) LatencyQuantile(q float64) (time.Duration, bool) { return p.tr.
 // Strategy returns the ranking strategy.
 func (p *Policy) Strategy() Strategy { return p.cfg.strategy }
 
-// Init is called by gocql when the session starts; the policy uses the
-// session's keyspace metadata for replica placement.
-func (p *Policy) Init(s *gocql.Session) {
-	if s == nil || p.cfg.keyspaceMetadata != nil {
-		return
-	}
-	f := s.KeyspaceMetadata
-	p.getKS.Store(&f)
-}
-
 // IsLocal reports whether host is in the local DC (always true without
-// WithLocalDC).
+// WithLocalDC). The local DC is the one WithLocalDC names, or what the
+// policy falls back to when no host is in it (see WithLocalDC).
 func (p *Policy) IsLocal(host *gocql.HostInfo) bool {
-	return p.cfg.localDC == "" || host.DataCenter() == p.cfg.localDC
+	dc := *p.localDC.Load()
+	return dc == "" || host.DataCenter() == dc
 }
 
 func hostID(h *gocql.HostInfo) string {
@@ -306,6 +305,11 @@ func (p *Policy) loadKeyspace(ks string, force bool) *ksEntry {
 
 // rebuildLocked builds a new table from p.entries (p.mu held).
 func (p *Policy) rebuildLocked() {
+	if p.refused.Load() != nil {
+		p.tbl.Store(&hostTable{byID: map[string]int32{}, ks: map[string]*ksEntry{}})
+		return
+	}
+	p.resolveLocalDCLocked()
 	t := &hostTable{
 		hosts: append([]*hostEntry(nil), p.entries...),
 		byID:  make(map[string]int32, len(p.entries)),
@@ -405,19 +409,6 @@ func (p *Policy) route(t *hostTable, qry gocql.ExecutableQuery) (*hostTable, []i
 		return t, nil, false
 	}
 	return t, e.rm.Lookup(core.Murmur3Token(key)), true
-}
-
-// Wire installs p as cfg's host selection policy and installs its query and
-// batch observers (chaining observers already set), so that the tracker
-// learns each attempt's real outcome: the observer sees the attempt's error,
-// where Mark sees nil for a cancelled attempt. Call it before
-// cfg.CreateSession.
-func Wire(cfg *gocql.ClusterConfig, p *Policy) {
-	cfg.PoolConfig.HostSelectionPolicy = p
-	o := &observer{p: p, next: cfg.QueryObserver, nextBatch: cfg.BatchObserver}
-	cfg.QueryObserver = o
-	cfg.BatchObserver = o
-	p.observed.Store(true)
 }
 
 var errNoSession = errors.New("policy: no session")

@@ -189,7 +189,7 @@ func TestC3PrefersFastHostAndCountsInFlight(t *testing.T) {
 func TestC3CountsOrphanedAttempts(t *testing.T) {
 	p, hosts, clk := testPolicy(t, 2, WithRateControl(false), WithProbe(0, time.Second))
 	cfg := gocql.NewCluster("127.0.0.1")
-	Wire(cfg, p)
+	require.NoError(t, Wire(cfg, p))
 	tr := p.Tracker()
 	for i := 0; i < 20; i++ {
 		tr.Host("h0").Observe(time.Millisecond, tracker.Success)
@@ -218,7 +218,7 @@ func TestC3CountsOrphanedAttempts(t *testing.T) {
 
 func TestBusyHostPutLast(t *testing.T) {
 	p, _, clk := testPolicy(t, 3, WithRateControl(false), WithProbe(0, time.Second), WithBusy(10, 200*time.Millisecond))
-	Wire(gocql.NewCluster("127.0.0.1"), p) // Marks below do not measure
+	require.NoError(t, Wire(gocql.NewCluster("127.0.0.1"), p)) // Marks below do not measure
 	tr := p.Tracker()
 	h0, h1, h2 := tr.Host("h0"), tr.Host("h1"), tr.Host("h2")
 	h0.Observe(10*time.Microsecond, tracker.Success) // h0 is very fast...
@@ -343,8 +343,8 @@ func TestBackpressureBounded(t *testing.T) {
 func TestStalledHostNotPromotedByRateLimit(t *testing.T) {
 	p, _, clk := testPolicy(t, 3, WithRate(tracker.RateConfig{InitialRate: 1, MinRate: 1}),
 		WithMaxBackpressureWait(0), WithProbe(0, time.Second), WithJitter(0))
-	Wire(gocql.NewCluster("127.0.0.1"), p) // Marks below do not measure
-	clk.Set(20 * time.Second)              // aligned to a 20ms window
+	require.NoError(t, Wire(gocql.NewCluster("127.0.0.1"), p)) // Marks below do not measure
+	clk.Set(20 * time.Second)                                  // aligned to a 20ms window
 	tr := p.Tracker()
 	h0, h1, h2 := tr.Host("h0"), tr.Host("h1"), tr.Host("h2")
 	h0.Observe(time.Millisecond, tracker.Success)
@@ -441,7 +441,7 @@ func TestWiredObserverMeasures(t *testing.T) {
 	cfg := gocql.NewCluster("127.0.0.1")
 	prev := &countingObserver{}
 	cfg.QueryObserver = prev
-	Wire(cfg, p)
+	require.NoError(t, Wire(cfg, p))
 	assert.Same(t, p, cfg.PoolConfig.HostSelectionPolicy)
 	tr := p.Tracker()
 	base := time.Now()

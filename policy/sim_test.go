@@ -35,7 +35,7 @@ func simSession(t testing.TB, c *sim.Cluster, p *Policy) *gocql.Session {
 	cl.ConnectTimeout = 10 * time.Second // a loaded -race run once saw no answer to the startup within 5s
 	cl.ReconnectInterval = 200 * time.Millisecond
 	cl.Logger = quietLogger{}
-	Wire(cl, p)
+	require.NoError(t, Wire(cl, p))
 	s, err := cl.CreateSession()
 	require.NoError(t, err)
 	t.Cleanup(s.Close)

@@ -49,8 +49,8 @@ type Option func(*config) error
 // Hedger owns, which Wire installs as the cluster's QueryObserver.
 func WithSource(s LatencySource) Option {
 	return func(c *config) error {
-		if s == nil {
-			return fmt.Errorf("speculative: Source = nil, want a LatencySource")
+		if isNil(s) {
+			return fmt.Errorf("speculative: Source = %T(nil), want a non-nil LatencySource", s)
 		}
 		c.source = s
 		return nil

@@ -33,7 +33,7 @@ func TestSimWithOurPolicy(t *testing.T) {
 	withC3 := func(t *testing.T) (func(*gocql.ClusterConfig), *policy.Policy) {
 		p, err := policy.New()
 		require.NoError(t, err)
-		return func(cl *gocql.ClusterConfig) { policy.Wire(cl, p) }, p
+		return func(cl *gocql.ClusterConfig) { require.NoError(t, policy.Wire(cl, p)) }, p
 	}
 	wireBase, _ := withC3(t)
 	base, _ := newSimSession(t, c, simKS, nil, wireBase)

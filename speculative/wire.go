@@ -3,6 +3,7 @@ package speculative
 import (
 	"context"
 	"errors"
+	"reflect"
 
 	"github.com/gocql/gocql"
 )
@@ -12,11 +13,12 @@ import (
 // RoundRobinHostPolicy when nil) with h.Wrap and, when h uses its built-in
 // Recorder, adds the Recorder to cfg.QueryObserver and cfg.BatchObserver
 // (chained after any observer already set). Call it after anything else
-// that sets the policy or observers, e.g. after policy.Wire:
+// that sets the policy or observers, e.g. after policy.Wire (which returns
+// an error when called after Wire, rather than drop the hedging wrapper):
 //
-//	policy.Wire(cluster, p)
-//	h, _ := speculative.New(speculative.WithSource(p.Tracker()))
-//	speculative.Wire(cluster, h)
+//	if err := policy.Wire(cluster, p); err != nil { ... }
+//	h, err := speculative.New(speculative.WithSource(p))
+//	if err := speculative.Wire(cluster, h); err != nil { ... }
 //
 // It returns an error if cfg or h is nil or cfg is already wired.
 func Wire(cfg *gocql.ClusterConfig, h *Hedger) error {
@@ -59,4 +61,17 @@ func (o batchObservers) ObserveBatch(ctx context.Context, b gocql.ObservedBatch)
 	for _, x := range o {
 		x.ObserveBatch(ctx, b)
 	}
+}
+
+// isNil reports whether v is nil or an interface holding a nil pointer, map,
+// slice, channel or func (a typed nil would panic on its first call).
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Chan, reflect.Func, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
 }

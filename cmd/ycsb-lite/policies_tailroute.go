@@ -29,7 +29,9 @@ func init() {
 				if err != nil {
 					return installed{}, err
 				}
-				policy.Wire(cfg, p)
+				if err := policy.Wire(cfg, p); err != nil {
+					return installed{}, err
+				}
 				return installed{feedback: p.RecordFeedback, stats: func() any { return p.Stats() }}, nil
 			},
 		})
