@@ -1,0 +1,90 @@
+package speculative_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/gocql/gocql"
+	"github.com/tailroute/tailroute/policy"
+	"github.com/tailroute/tailroute/sim"
+	"github.com/tailroute/tailroute/speculative"
+)
+
+// nopLogger keeps gocql's connection messages out of the examples' output.
+type nopLogger struct{}
+
+func (nopLogger) Print(...any)          {}
+func (nopLogger) Printf(string, ...any) {}
+func (nopLogger) Println(...any)        {}
+
+// Example hedges the idempotent queries of a session routed by tailroute's
+// policy, the hedge delay following the policy's latency measurements. An
+// in-process simulated 3-node cluster (package sim) stands in for
+// Cassandra so that the example runs anywhere.
+func Example() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := sim.Start(ctx, sim.Config{Nodes: 3, Model: sim.ServiceModel{ZeroService: true}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+
+	cluster := gocql.NewCluster(c.Hosts()...)
+	cluster.Port = c.Port()
+	cluster.Logger = nopLogger{}
+	p, err := policy.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := policy.Wire(cluster, p); err != nil { // first the policy...
+		log.Fatal(err)
+	}
+	h, err := speculative.New(speculative.WithSource(p), speculative.WithBudget(0.05, 10*time.Second))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := speculative.Wire(cluster, h); err != nil { // ...then hedging wraps it
+		log.Fatal(err)
+	}
+	cluster.RetryPolicy = &gocql.SimpleRetryPolicy{NumRetries: 2}
+	session, err := cluster.CreateSession()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer session.Close()
+
+	for _, stmt := range []string{
+		"CREATE KEYSPACE demo WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}",
+		"CREATE TABLE demo.users (id text PRIMARY KEY, name text)",
+		"INSERT INTO demo.users (id, name) VALUES ('u1', 'Ada')",
+	} {
+		if err := session.Query(stmt).Exec(); err != nil {
+			log.Fatal(err)
+		}
+	}
+	var name string
+	for i := 0; i < 10; i++ {
+		// only idempotent queries are hedged (a hedge may execute twice)
+		q := session.Query("SELECT name FROM demo.users WHERE id = ?", "u1").Idempotent(true)
+		if err := q.Scan(&name); err != nil {
+			log.Fatal(err)
+		}
+	}
+	fmt.Println(name)
+	fmt.Println("idempotent executions:", h.Stats().Eligible)
+	// Output:
+	// Ada
+	// idempotent executions: 10
+}
+
+// ExampleNew shows option validation: a bad option is an error naming the
+// field, the value and the allowed range.
+func ExampleNew() {
+	_, err := speculative.New(speculative.WithQuantile(1.5))
+	fmt.Println(err)
+	// Output:
+	// speculative: Quantile = 1.5, allowed (0, 1) exclusive
+}
