@@ -17,12 +17,13 @@ import (
 // speculative.Wire (they wrap the policy already installed).
 //
 // A Policy is wired once, to one ClusterConfig, and serves one session at a
-// time (see Init). Wire returns an error, and changes nothing, when cfg or p
+// time (see Init). Wire replaces a HostSelectionPolicy already set (such as
+// one of gocql's), but returns an error, and changes nothing, when cfg or p
 // is nil, when p was already wired (to cfg or to another ClusterConfig: a
 // second Wire would measure every attempt twice or share p between
-// sessions), or when cfg already has another HostSelectionPolicy (Wire would
-// drop it; a hedging wrapper from speculative.Wire would silently stop
-// hedging).
+// sessions), or when the policy already set wraps another (it has an Inner
+// method, as the hedging policy of speculative.Wire: replacing it would
+// silently turn hedging off).
 func Wire(cfg *gocql.ClusterConfig, p *Policy) error {
 	if cfg == nil {
 		return errors.New("policy: Wire: cfg = nil, want the *gocql.ClusterConfig the session is created from")
@@ -30,12 +31,9 @@ func Wire(cfg *gocql.ClusterConfig, p *Policy) error {
 	if p == nil {
 		return errors.New("policy: Wire: p = nil, want a *Policy from policy.New")
 	}
-	if cur := cfg.PoolConfig.HostSelectionPolicy; cur != nil && cur != gocql.HostSelectionPolicy(p) {
-		if w, ok := cur.(wrapper); ok {
-			return fmt.Errorf("policy: Wire: cfg.PoolConfig.HostSelectionPolicy is already %T wrapping %T "+
-				"(e.g. speculative.Wire): call policy.Wire first, then the wrapper, which wraps the policy installed", cur, w.Inner())
-		}
-		return fmt.Errorf("policy: Wire: cfg.PoolConfig.HostSelectionPolicy is already %T; Wire would replace it: leave it nil", cur)
+	if w, ok := cfg.PoolConfig.HostSelectionPolicy.(wrapper); ok {
+		return fmt.Errorf("policy: Wire: cfg.PoolConfig.HostSelectionPolicy is already %T wrapping %T "+
+			"(e.g. speculative.Wire): call policy.Wire first, then the wrapper, which wraps the policy installed", w, w.Inner())
 	}
 	if !p.wired.CompareAndSwap(nil, cfg) {
 		if p.wired.Load() == cfg {
