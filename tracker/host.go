@@ -78,10 +78,10 @@ type Host struct {
 
 	// cumulative counts since the host was added, never reset (Prometheus
 	// counters): see HostSnapshot.Total*
-	totalAttempts  atomic.Uint64 // every Observe
 	totalMeasured  atomic.Uint64 // Observe with Success, Failure or Lost
 	totalLatencyNs atomic.Uint64 // sum of their latencies
 	totalErrors    atomic.Uint64 // Observe with Failure or Lost
+	totalCancelled atomic.Uint64 // Observe with Cancelled
 }
 
 func newHost(id string, t *Tracker, now time.Duration) *Host {
@@ -137,8 +137,8 @@ func (h *Host) ObserveAt(now, latency time.Duration, o Outcome) {
 	if latency < 0 {
 		latency = 0
 	}
-	h.totalAttempts.Add(1)
 	if o == Cancelled {
+		h.totalCancelled.Add(1)
 		h.orphan(now, latency)
 		return
 	}
@@ -457,8 +457,8 @@ func (h *Host) Snapshot() HostSnapshot {
 	s.P50, n = h.hist.quantile(now, 0.5)
 	s.P99, _ = h.hist.quantile(now, 0.99)
 	s.QuantilesOK = n >= uint64(h.t.cfg.MinQuantileSamples)
-	s.TotalAttempts = h.totalAttempts.Load()
 	s.TotalMeasured = h.totalMeasured.Load()
+	s.TotalAttempts = s.TotalMeasured + h.totalCancelled.Load()
 	s.TotalLatency = time.Duration(h.totalLatencyNs.Load())
 	s.TotalErrors = h.totalErrors.Load()
 	return s
