@@ -17,6 +17,9 @@ type cli struct {
 	fs     *flag.FlagSet
 	topics []*topic
 	set    map[string]bool // flags given on the command line (after Parse)
+	// terminal reports whether stderr is a terminal (progress line) or a
+	// file or pipe (status lines).
+	terminal bool
 }
 
 // topic is one group of flags in -h and its validation.

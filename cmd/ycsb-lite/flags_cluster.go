@@ -194,9 +194,8 @@ func (c *cli) outputFlags(fs *flag.FlagSet) func(o *options) error {
 		if o.statusInterval > 0 && o.statusInterval < 100*time.Millisecond {
 			return badFlag("status-interval", o.statusInterval, "0 (none) or a duration >= 100ms")
 		}
-		terminal := isTerminal(os.Stderr)
-		o.statusLines = o.statusInterval > 0 && (*lines || !terminal)
-		o.progress = terminal && !o.statusLines
+		o.statusLines = o.statusInterval > 0 && (*lines || !c.terminal)
+		o.progress = c.terminal && !o.statusLines
 		o.jsonPath = *jsonPath
 		if o.jsonPath == "" {
 			o.jsonPath = o.out + "/report.json"

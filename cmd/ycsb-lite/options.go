@@ -97,17 +97,20 @@ func badFlag(name string, value any, allowed string) error {
 	return &flagError{fmt.Sprintf("-%s %v: allowed %s", name, value, allowed)}
 }
 
-func isTerminal(f *os.File) bool {
+// isTerminal reports whether w is a terminal (a character device file).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// parseFlags parses and validates args. Precedence for workload settings:
-// explicitly given flags > -p key=value > defaults of -ops/-target/-threads
-// > the workload file(s).
-func parseFlags(args []string, stderr io.Writer) (*options, error) {
+// commandLine declares every flag, by topic, in the order -h lists them.
+func commandLine(stderr io.Writer) *cli {
 	c := newCLI(stderr)
-	// Declared in the order -h lists them.
+	c.terminal = isTerminal(stderr)
 	c.topic("Policies", "choose them with -compare (one or several; <policy>"+hedgeSuffix+" adds hedging)", policyFlags)
 	c.describe(func(w io.Writer) {
 		fmt.Fprintln(w, "  policies:")
@@ -128,6 +131,14 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	c.topic("Connection", "for real clusters (-hosts); TLS and auth are not exercised by the embedded cluster", c.connectionFlags)
 	c.topic("Output", "", c.outputFlags)
 
+	return c
+}
+
+// parseFlags parses and validates args. Precedence for workload settings:
+// explicitly given flags > -p key=value > defaults of -ops/-target/-threads
+// > the workload file(s).
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	c := commandLine(stderr)
 	o := &options{command: strings.TrimSpace("ycsb-lite " + strings.Join(args, " "))}
 	err := c.parse(args, o, "Policies", "Cluster", "Connection", "Scenario", "Clients", "Workload", "Output")
 	if err != nil {
