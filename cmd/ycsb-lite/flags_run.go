@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -62,7 +64,7 @@ func policyFlags(fs *flag.FlagSet) func(o *options) error {
 func (c *cli) workloadFlags(fs *flag.FlagSet) func(o *options) error {
 	workload := fs.String("workload", "b", "YCSB workload: built-in a..f or a .properties file")
 	var pfiles listFlag
-	fs.Var(&pfiles, "P", "workload `file` as YCSB's -P (repeatable, later files override earlier); instead of -workload")
+	fs.Var(&pfiles, "P", "workload `file` as YCSB's -P (repeatable, later files override earlier; workloads/workloada..f are built in); instead of -workload")
 	props := propFlags{}
 	fs.Var(props, "p", "workload property `key=value` (repeatable), as YCSB's -p")
 	records := fs.Int64("records", 0, "recordcount (0 = the workload's)")
@@ -95,7 +97,7 @@ func (c *cli) workloadFlags(fs *flag.FlagSet) func(o *options) error {
 		case len(pfiles) > 0:
 			base = ycsb.Properties{}
 			for _, f := range pfiles {
-				p, err := ycsb.LoadProperties(f)
+				p, err := loadWorkloadFile(f)
 				if err != nil {
 					return &flagError{"-P: " + err.Error()}
 				}
@@ -181,6 +183,17 @@ func (c *cli) workloadFlags(fs *flag.FlagSet) func(o *options) error {
 		}
 		return o.shiftWorkload()
 	}
+}
+
+// loadWorkloadFile reads a -P file; YCSB's own workloads/workloada..f,
+// when not found as files, are the identical built-ins.
+func loadWorkloadFile(name string) (ycsb.Properties, error) {
+	if _, err := os.Stat(name); err != nil {
+		if p, berr := ycsb.BuiltinProperties(filepath.Base(name)); berr == nil {
+			return p, nil
+		}
+	}
+	return ycsb.LoadProperties(name)
 }
 
 // scenarioFlags: what happens to the embedded cluster during the run.

@@ -386,6 +386,11 @@ func TestWorkloadFileFlag(t *testing.T) {
 	if o.cfg.OperationCount != 10 || o.params.downAt != 0.25 || o.cfg.MaxExecutionTime != 2*10*time.Millisecond+5*time.Second {
 		t.Errorf("ops %d, down-at %v, max time %v", o.cfg.OperationCount, o.params.downAt, o.cfg.MaxExecutionTime)
 	}
+	// YCSB's own workload paths are built in.
+	o, err = parseFlags([]string{"-P", "workloads/workloada"}, io.Discard)
+	if err != nil || o.cfg.ReadProportion != 0.5 || o.cfg.UpdateProportion != 0.5 {
+		t.Errorf("-P workloads/workloada: %v, read %v, update %v", err, o.cfg.ReadProportion, o.cfg.UpdateProportion)
+	}
 	// The old spelling of the automatic duration still works.
 	if o, err := parseFlags([]string{"-duration", "-1"}, io.Discard); err != nil || o.cfg.MaxExecutionTime != 25*time.Second {
 		t.Errorf("-duration -1: %v, %v", err, o.cfg.MaxExecutionTime)
