@@ -89,27 +89,9 @@ func (c *cli) workloadFlags(fs *flag.FlagSet) func(o *options) error {
 		default:
 			return badFlag("phase", *phase, "load, run, both")
 		}
-		// The workload file(s): -P as YCSB, or -workload.
-		var base ycsb.Properties
-		switch {
-		case len(pfiles) > 0 && set["workload"]:
-			return &flagError{"-P and -workload are exclusive: -P takes workload files as YCSB does, -workload a built-in name or one file"}
-		case len(pfiles) > 0:
-			base = ycsb.Properties{}
-			for _, f := range pfiles {
-				p, err := loadWorkloadFile(f)
-				if err != nil {
-					return &flagError{"-P: " + err.Error()}
-				}
-				base = base.Merge(p)
-			}
-			o.workload = strings.Join(pfiles, ",")
-		default:
-			p, err := ycsb.LoadProperties(*workload)
-			if err != nil {
-				return &flagError{"-workload: " + err.Error()}
-			}
-			base, o.workload = p, *workload
+		base, err := o.workloadFiles(pfiles, *workload, set["workload"])
+		if err != nil {
+			return err
 		}
 		defaults, explicit := ycsb.Properties{}, ycsb.Properties{}
 		put := func(flagName, key, value string) {
@@ -159,7 +141,6 @@ func (c *cli) workloadFlags(fs *flag.FlagSet) func(o *options) error {
 			put("target", "target", fmt.Sprint(*target))
 		}
 		merged := base.Merge(defaults).Merge(ycsb.Properties(props)).Merge(explicit)
-		var err error
 		o.cfg, err = ycsb.ParseConfig(merged)
 		if err != nil {
 			return &flagError{fmt.Sprintf("-workload %s: %v", o.workload, err)}
@@ -168,21 +149,55 @@ func (c *cli) workloadFlags(fs *flag.FlagSet) func(o *options) error {
 		if o.cfg.FieldNamePrefix != "field" && o.hosts == nil {
 			return &flagError{"fieldnameprefix: the simulated cluster's usertable has columns field0..fieldN; allowed: field"}
 		}
-		switch d := duration.d; {
-		case d > 0:
-			o.cfg.MaxExecutionTime = d
-		case d == 0:
-			o.cfg.MaxExecutionTime = 0
-		case d == -1:
-			if o.cfg.MaxExecutionTime == 0 && o.cfg.Target > 0 && o.cfg.OperationCount > 0 {
-				nominal := time.Duration(float64(o.cfg.OperationCount) / o.cfg.Target * float64(time.Second))
-				o.cfg.MaxExecutionTime = 2*nominal + 5*time.Second
-			}
-		default:
-			return badFlag("duration", d, "a duration >= 0, or auto")
+		if err := o.setDuration(duration.d); err != nil {
+			return err
 		}
 		return o.shiftWorkload()
 	}
+}
+
+// workloadFiles loads the workload file(s): -P as YCSB, or -workload.
+func (o *options) workloadFiles(pfiles []string, workload string, workloadSet bool) (ycsb.Properties, error) {
+	if len(pfiles) == 0 {
+		p, err := ycsb.LoadProperties(workload)
+		if err != nil {
+			return nil, &flagError{"-workload: " + err.Error()}
+		}
+		o.workload = workload
+		return p, nil
+	}
+	if workloadSet {
+		return nil, &flagError{"-P and -workload are exclusive: -P takes workload files as YCSB does, -workload a built-in name or one file"}
+	}
+	base := ycsb.Properties{}
+	for _, f := range pfiles {
+		p, err := loadWorkloadFile(f)
+		if err != nil {
+			return nil, &flagError{"-P: " + err.Error()}
+		}
+		base = base.Merge(p)
+	}
+	o.workload = strings.Join(pfiles, ",")
+	return base, nil
+}
+
+// setDuration applies -duration d (-1 = auto: twice the nominal run time
+// plus 5 s when a target and an operation count are set).
+func (o *options) setDuration(d time.Duration) error {
+	switch {
+	case d > 0:
+		o.cfg.MaxExecutionTime = d
+	case d == 0:
+		o.cfg.MaxExecutionTime = 0
+	case d == -1:
+		if o.cfg.MaxExecutionTime == 0 && o.cfg.Target > 0 && o.cfg.OperationCount > 0 {
+			nominal := time.Duration(float64(o.cfg.OperationCount) / o.cfg.Target * float64(time.Second))
+			o.cfg.MaxExecutionTime = 2*nominal + 5*time.Second
+		}
+	default:
+		return badFlag("duration", d, "a duration >= 0, or auto")
+	}
+	return nil
 }
 
 // loadWorkloadFile reads a -P file; YCSB's own workloads/workloada..f,

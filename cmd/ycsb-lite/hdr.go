@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -110,8 +111,45 @@ func (l *intervalLog) writeTo(path string) error {
 	return os.WriteFile(path, l.buf.Bytes(), 0o644)
 }
 
-// writeHdr writes the .hgrm and the .hlog of policy's run phase into dir.
-func writeHdr(dir, policy string, m *ycsb.Measurements, ilog *intervalLog) ([]string, error) {
+// startIntervalLog starts logging m's intervals every -hdr-interval from
+// start; stop ends it. Both are no-ops with -hdr=false.
+func (r *runner) startIntervalLog(ctx context.Context, policy string, m *ycsb.Measurements, start time.Time) (ilog *intervalLog, stop func()) {
+	if !r.o.hdr {
+		return nil, func() {}
+	}
+	from := ", from each call's start"
+	if m.Intended() {
+		from = ", from each operation's intended start (no coordinated omission)"
+	}
+	ilog = newIntervalLog(m, start, fmt.Sprintf("ycsb-lite %s run phase, policy %s: latency in microseconds%s", r.o.scenario.name, policy, from))
+	return ilog, background(ctx, func(ctx context.Context) {
+		t := time.NewTicker(r.o.hdrInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-t.C:
+				ilog.tick(now)
+			}
+		}
+	})
+}
+
+// writeHdr closes ilog's last interval and writes the run phase's .hgrm and
+// .hlog into -out; a failure is reported and does not stop the run.
+func (r *runner) writeHdr(policy string, m *ycsb.Measurements, ilog *intervalLog) {
+	if ilog == nil {
+		return
+	}
+	ilog.tick(time.Now())
+	if _, err := writeHdrFiles(r.o.out, policy, m, ilog); err != nil {
+		r.warnf("[%s] HdrHistogram output: %v", policy, err)
+	}
+}
+
+// writeHdrFiles writes the .hgrm and the .hlog of policy's run phase into dir.
+func writeHdrFiles(dir, policy string, m *ycsb.Measurements, ilog *intervalLog) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}

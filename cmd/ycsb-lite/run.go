@@ -184,16 +184,7 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 	if err != nil {
 		return nil, err
 	}
-	var st *status
-	if o.progress || o.statusLines {
-		st = &status{w: r.stderr, policy: name, lines: o.statusLines, total: run.Total(), limit: o.cfg.MaxExecutionTime, now: time.Now}
-		if o.statusLines {
-			run.progressEvery = o.statusInterval
-		}
-		run.progress = func(done int64, elapsed time.Duration) {
-			st.report(done, elapsed, m.Combined(m.Intended()).ValueAtQuantile(99))
-		}
-	}
+	st := r.newStatus(name, run, m)
 	startWin := map[string]int{}
 	if cl != nil {
 		for _, n := range cl.Nodes() {
@@ -232,23 +223,7 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 		},
 	}
 	m.EnableSeries(runStart, o.series)
-	var ilog *intervalLog
-	stopLog := func() {}
-	if o.hdr {
-		ilog = newIntervalLog(m, runStart, fmt.Sprintf("ycsb-lite %s run phase, policy %s: latency in microseconds%s", o.scenario.name, name, intendedNote(m)))
-		stopLog = background(ctx, func(ctx context.Context) {
-			t := time.NewTicker(o.hdrInterval)
-			defer t.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case now := <-t.C:
-					ilog.tick(now)
-				}
-			}
-		})
-	}
+	ilog, stopLog := r.startIntervalLog(ctx, name, m, runStart)
 	for _, c := range clients {
 		c.counter.on.Store(true)
 	}
@@ -268,19 +243,12 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 	if o.progress {
 		fmt.Fprint(r.stderr, "\r\033[K")
 	}
-	if st != nil {
-		st.done(run.Done(), res.Elapsed, m.Combined(m.Intended()).ValueAtQuantile(99))
-	}
+	st.done(run.Done(), res.Elapsed, m.Combined(m.Intended()).ValueAtQuantile(99))
 	if runErr != nil {
 		return nil, runErr
 	}
 	r.writeSummary(name, "run", res)
-	if ilog != nil {
-		ilog.tick(time.Now())
-		if _, err := writeHdr(o.out, name, m, ilog); err != nil {
-			r.warnf("[%s] HdrHistogram output: %v", name, err)
-		}
-	}
+	r.writeHdr(name, m, ilog)
 
 	pr := &report.PolicyResult{
 		Policy: name, Operations: res.Operations, Throughput: res.Throughput, Run: res,
@@ -351,14 +319,6 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 // warnf prints a problem that does not stop the run.
 func (r *runner) warnf(format string, args ...any) {
 	fmt.Fprintf(r.stderr, "ycsb-lite: "+format+"\n", args...)
-}
-
-// intendedNote says which latency the HdrHistogram files hold.
-func intendedNote(m *ycsb.Measurements) string {
-	if m.Intended() {
-		return ", from each operation's intended start (no coordinated omission)"
-	}
-	return ", from each call's start"
 }
 
 // writeSummary writes YCSB's summary lines to <out>/<policy>-<phase>.txt,

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/tailroute/tailroute/ycsb"
 )
 
 // status reports a running phase on stderr, either as a progress line
@@ -22,9 +24,26 @@ type status struct {
 	lastAt   time.Duration
 }
 
+// newStatus reports on run (recording into m) while it runs, as -s,
+// -status-interval and the terminal decide; nil when nothing is reported.
+func (r *runner) newStatus(policy string, run *clientRuns, m *ycsb.Measurements) *status {
+	o := r.o
+	if !o.progress && !o.statusLines {
+		return nil
+	}
+	s := &status{w: r.stderr, policy: policy, lines: o.statusLines, total: run.Total(), limit: o.cfg.MaxExecutionTime, now: time.Now}
+	if o.statusLines {
+		run.progressEvery = o.statusInterval
+	}
+	run.progress = func(done int64, elapsed time.Duration) {
+		s.report(done, elapsed, m.Combined(m.Intended()).ValueAtQuantile(99))
+	}
+	return s
+}
+
 // done prints the last status line of a phase: its average rate.
 func (s *status) done(done int64, elapsed time.Duration, p99us int64) {
-	if !s.lines {
+	if s == nil || !s.lines {
 		return
 	}
 	rate := 0.0
