@@ -82,7 +82,32 @@ func checkHgrm(t *testing.T, path string) (maxMs float64, total int64) {
 	if data < 10 || footer != 3 || prevP != 1 || prevN != total {
 		t.Fatalf("%s: %d data lines, %d footer lines, last percentile %v with count %d, total %d", path, data, footer, prevP, prevN, total)
 	}
+	// HdrHistogram's plotter (GoogleChartsExample/plotFiles.html) keeps a
+	// trimmed line not starting with '#' that splits on spaces into four
+	// fields and plots parseFloat(field 4) (x) against parseFloat(field 1);
+	// the last line's x is "inf" and is dropped.
+	points := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		f := regexp.MustCompile(`[ ]+`).Split(line, -1)
+		if line == "" || line[0] == '#' || len(f) != 4 {
+			continue
+		}
+		if jsNumber(f[0]) && jsNumber(f[3]) {
+			points++
+		}
+	}
+	if points != data-1 {
+		t.Fatalf("%s: the plotter's parser would plot %d points of %d percentile lines", path, points, data)
+	}
 	return prevV, total
+}
+
+// jsNumber reports whether JavaScript's parseFloat reads s as a number
+// (it reads "inf" as NaN; Go's ParseFloat accepts it).
+func jsNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil && !strings.ContainsAny(s, "iInN")
 }
 
 // A run writes, per policy, an .hgrm whose distribution is the table's and
