@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,9 +11,9 @@ import (
 )
 
 // cli is the command line being defined: flags are declared per topic (one
-// function each, in flags_*.go), listed by topic in -h, and validated in
-// the order the topics were declared, each topic's check seeing what the
-// earlier ones filled into options.
+// function each, in flags_*.go) and listed by topic in -h; after parsing,
+// each topic's check validates its flags into options, seeing what the
+// checks run before it filled in (parse takes their order).
 type cli struct {
 	fs     *flag.FlagSet
 	topics []*topic
@@ -150,7 +151,7 @@ func printFlag(w io.Writer, f *flag.Flag) {
 }
 
 // autoDuration is a duration flag whose default is computed ("auto",
-// negative inside); "auto" and -1 (the old spelling) select it.
+// negative inside); "auto", -1 and -1ns select it.
 type autoDuration struct{ d time.Duration }
 
 func (a *autoDuration) String() string {
@@ -168,7 +169,7 @@ func (a *autoDuration) Set(s string) error {
 	}
 	d, err := time.ParseDuration(strings.TrimSpace(s))
 	if err != nil {
-		return fmt.Errorf("want a duration such as 30s, or auto")
+		return errors.New("want a duration such as 30s, or auto")
 	}
 	a.d = d // the topic's check rejects other negative values, naming the flag
 	return nil
@@ -201,14 +202,14 @@ func (f *fraction) Set(s string) error {
 		n, err1 := strconv.ParseFloat(strings.TrimSpace(num), 64)
 		d, err2 := strconv.ParseFloat(strings.TrimSpace(den), 64)
 		if err1 != nil || err2 != nil || d == 0 {
-			return fmt.Errorf(want)
+			return errors.New(want)
 		}
 		f.v, f.text = n/d, s
 		return nil
 	}
 	x, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		return fmt.Errorf(want)
+		return errors.New(want)
 	}
 	f.v, f.text = x, s // the topic's check enforces [0, 1], naming the flag
 	return nil
@@ -220,7 +221,7 @@ type listFlag []string
 func (l *listFlag) String() string { return strings.Join(*l, ",") }
 func (l *listFlag) Set(s string) error {
 	if strings.TrimSpace(s) == "" {
-		return fmt.Errorf("want a non-empty value")
+		return errors.New("want a non-empty value")
 	}
 	*l = append(*l, strings.TrimSpace(s))
 	return nil
