@@ -39,19 +39,54 @@ func newCLI(stderr io.Writer) *cli {
 	return c
 }
 
-// topic declares a group of flags: define registers them on fs and returns
-// the check that validates them into options after parsing.
-func (c *cli) topic(title, note string, define func(fs *flag.FlagSet) func(o *options) error) {
-	before := map[string]bool{}
-	c.fs.VisitAll(func(f *flag.Flag) { before[f.Name] = true })
+// topic declares a group of flags: define registers them on fs, in the
+// order -h lists them, and returns the check that validates them into
+// options after parsing.
+func (c *cli) topic(title, note string, define func(fs *flagDefs) func(o *options) error) {
 	t := &topic{title: title, note: note}
-	t.check = define(c.fs)
-	c.fs.VisitAll(func(f *flag.Flag) {
-		if !before[f.Name] {
-			t.names = append(t.names, f.Name)
-		}
-	})
+	t.check = define(&flagDefs{FlagSet: c.fs, names: &t.names})
 	c.topics = append(c.topics, t)
+}
+
+// flagDefs is a FlagSet that remembers the order flags are defined in.
+type flagDefs struct {
+	*flag.FlagSet
+	names *[]string
+}
+
+func (d *flagDefs) String(name, value, usage string) *string {
+	*d.names = append(*d.names, name)
+	return d.FlagSet.String(name, value, usage)
+}
+
+func (d *flagDefs) Int(name string, value int, usage string) *int {
+	*d.names = append(*d.names, name)
+	return d.FlagSet.Int(name, value, usage)
+}
+
+func (d *flagDefs) Int64(name string, value int64, usage string) *int64 {
+	*d.names = append(*d.names, name)
+	return d.FlagSet.Int64(name, value, usage)
+}
+
+func (d *flagDefs) Float64(name string, value float64, usage string) *float64 {
+	*d.names = append(*d.names, name)
+	return d.FlagSet.Float64(name, value, usage)
+}
+
+func (d *flagDefs) Bool(name string, value bool, usage string) *bool {
+	*d.names = append(*d.names, name)
+	return d.FlagSet.Bool(name, value, usage)
+}
+
+func (d *flagDefs) Duration(name string, value time.Duration, usage string) *time.Duration {
+	*d.names = append(*d.names, name)
+	return d.FlagSet.Duration(name, value, usage)
+}
+
+func (d *flagDefs) Var(value flag.Value, name, usage string) {
+	*d.names = append(*d.names, name)
+	d.FlagSet.Var(value, name, usage)
 }
 
 // parse parses args and runs the topics' checks: those named in order

@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"flag"
 	"fmt"
 	"os"
 	"strconv"
@@ -13,7 +12,7 @@ import (
 
 // clusterFlags: which cluster, its keyspace and consistency; the embedded
 // cluster's shape.
-func (c *cli) clusterFlags(fs *flag.FlagSet) func(o *options) error {
+func (c *cli) clusterFlags(fs *flagDefs) func(o *options) error {
 	hosts := fs.String("hosts", "", "comma-separated CQL contact points; empty = start an embedded simulated cluster")
 	port := fs.Int("port", 9042, "CQL port of -hosts")
 	keyspace := fs.String("keyspace", "ycsb", "keyspace (created if missing: SimpleStrategy, or NetworkTopologyStrategy with -rf per DC when the embedded cluster has -dcs > 1)")
@@ -74,7 +73,7 @@ func (c *cli) clusterFlags(fs *flag.FlagSet) func(o *options) error {
 
 // connectionFlags: what a real cluster needs to be reached: local DC,
 // authentication, TLS, protocol version and timeouts.
-func (c *cli) connectionFlags(fs *flag.FlagSet) func(o *options) error {
+func (c *cli) connectionFlags(fs *flagDefs) func(o *options) error {
 	localDC := fs.String("local-dc", "", "local datacenter, given to every policy that has one (tailroute, token-aware, round-robin, datastax); empty = every host is local")
 	user := fs.String("username", "", "user name for Cassandra's PasswordAuthenticator")
 	pass := fs.String("password", "", "password for -username (visible in process lists; else the environment variable CQL_PASSWORD is used)")
@@ -161,7 +160,7 @@ func tlsConfig(caFile, certFile, keyFile string, skipVerify bool) (*tls.Config, 
 }
 
 // outputFlags: where results go and what is printed while running.
-func (c *cli) outputFlags(fs *flag.FlagSet) func(o *options) error {
+func (c *cli) outputFlags(fs *flagDefs) func(o *options) error {
 	out := fs.String("out", "ycsb-out", "directory for the JSON report, YCSB summaries, HdrHistogram files and plots")
 	jsonPath := fs.String("json", "", "JSON report path (default <out>/report.json; - = stdout)")
 	plots := fs.Bool("plots", true, "write PNG and SVG plots into -out")

@@ -16,7 +16,7 @@ import (
 // policyFlags: which policies run. -compare is the one way to choose them;
 // -policy X (= -compare X) and -hedge (= +hedge on each) are kept for
 // existing command lines.
-func policyFlags(fs *flag.FlagSet) func(o *options) error {
+func policyFlags(fs *flagDefs) func(o *options) error {
 	compare := fs.String("compare", strings.Join(defaultCompare, ","), "comma-separated policies to run back to back, each on a fresh embedded cluster with the same seed")
 	list := fs.Bool("list-policies", false, "print the policy names, one per line, and exit")
 	policy := fs.String("policy", "", "alias of -compare with one policy")
@@ -61,7 +61,7 @@ func policyFlags(fs *flag.FlagSet) func(o *options) error {
 
 // workloadFlags: the YCSB workload and its rate. Runs after the scenario,
 // cluster and client checks (-utilization needs their values).
-func (c *cli) workloadFlags(fs *flag.FlagSet) func(o *options) error {
+func (c *cli) workloadFlags(fs *flagDefs) func(o *options) error {
 	workload := fs.String("workload", "b", "YCSB workload: built-in a..f or a .properties file")
 	var pfiles listFlag
 	fs.Var(&pfiles, "P", "workload `file` as YCSB's -P (repeatable, later files override earlier; workloads/workloada..f are built in); instead of -workload")
@@ -212,7 +212,7 @@ func loadWorkloadFile(name string) (ycsb.Properties, error) {
 }
 
 // scenarioFlags: what happens to the embedded cluster during the run.
-func (c *cli) scenarioFlags(fs *flag.FlagSet) func(o *options) error {
+func (c *cli) scenarioFlags(fs *flagDefs) func(o *options) error {
 	scenario := fs.String("scenario", "slow-node", "what happens to the embedded cluster (list below)")
 	node := fs.String("scenario-node", "", "IP of the node slow-node/node-down act on (default the last node)")
 	slowdown := fs.Float64("slowdown", 5, "slow-node: service time multiplier")
@@ -302,7 +302,7 @@ func (o *options) shiftWorkload() error {
 }
 
 // clientFlags: how many independent clients share the cluster.
-func clientFlags(fs *flag.FlagSet) func(o *options) error {
+func clientFlags(fs *flagDefs) func(o *options) error {
 	clients := fs.Int("clients", 1, "independent clients (1..64): each its own session and policy instance; threads, target and ops are split among them")
 	skew := fs.String("demand-skew", "", "P/Q: P % of the clients issue Q % of the requests (C3 §6, e.g. 20/80); empty = even split")
 	return func(o *options) error {
