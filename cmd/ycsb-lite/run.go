@@ -106,7 +106,8 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 	var cl *sim.Cluster
 	if o.hosts == nil {
 		cl, err = sim.Start(ctx, sim.Config{
-			Nodes: o.nodes, DCs: o.dcs, Feedback: true, Seed: o.seed,
+			Nodes: o.nodes, Feedback: true, Seed: o.seed,
+			DCs:   o.dcs,
 			Model: sim.ServiceModel{Workers: o.workers, MeanService: o.serviceTime},
 		})
 		if err != nil {
@@ -243,7 +244,7 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 	if o.progress {
 		fmt.Fprint(r.stderr, "\r\033[K")
 	}
-	st.done(run.Done(), res.Elapsed, m.Combined(m.Intended()).ValueAtQuantile(99))
+	st.done(run.Done(), res.Elapsed)
 	if runErr != nil {
 		return nil, runErr
 	}

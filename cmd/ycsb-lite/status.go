@@ -19,6 +19,7 @@ type status struct {
 	total  int64         // operations the phase will do; <= 0 = unbounded
 	limit  time.Duration // the phase's time limit; 0 = none
 	now    func() time.Time
+	p99us  func() int64 // the 99th percentile so far, µs
 
 	lastDone int64
 	lastAt   time.Duration
@@ -31,21 +32,21 @@ func (r *runner) newStatus(policy string, run *clientRuns, m *ycsb.Measurements)
 	if !o.progress && !o.statusLines {
 		return nil
 	}
-	s := &status{w: r.stderr, policy: policy, lines: o.statusLines, total: run.Total(), limit: o.cfg.MaxExecutionTime, now: time.Now}
+	s := &status{w: r.stderr, policy: policy, lines: o.statusLines, total: run.Total(), limit: o.cfg.MaxExecutionTime, now: time.Now,
+		p99us: func() int64 { return m.Combined(m.Intended()).ValueAtQuantile(99) }}
 	if o.statusLines {
 		run.progressEvery = o.statusInterval
 	}
-	run.progress = func(done int64, elapsed time.Duration) {
-		s.report(done, elapsed, m.Combined(m.Intended()).ValueAtQuantile(99))
-	}
+	run.progress = s.report
 	return s
 }
 
 // done prints the last status line of a phase: its average rate.
-func (s *status) done(done int64, elapsed time.Duration, p99us int64) {
+func (s *status) done(done int64, elapsed time.Duration) {
 	if s == nil || !s.lines {
 		return
 	}
+	p99us := s.p99us()
 	rate := 0.0
 	if elapsed > 0 {
 		rate = float64(done) / elapsed.Seconds()
@@ -54,9 +55,9 @@ func (s *status) done(done int64, elapsed time.Duration, p99us int64) {
 		s.now().Format("2006-01-02 15:04:05"), s.policy, elapsed.Seconds(), done, rate, float64(p99us)/1000)
 }
 
-// report prints the state after elapsed with done operations; p99us is the
-// 99th percentile so far in microseconds.
-func (s *status) report(done int64, elapsed time.Duration, p99us int64) {
+// report prints the state after elapsed with done operations.
+func (s *status) report(done int64, elapsed time.Duration) {
+	p99us := s.p99us()
 	rate := 0.0
 	if dt := (elapsed - s.lastAt).Seconds(); dt > 0 {
 		rate = float64(done-s.lastDone) / dt
