@@ -1,7 +1,7 @@
 // Package ycsb is a Go implementation of the YCSB core workload: the
 // property files that describe a workload (workloads A–F as YCSB ships
 // them are embedded), YCSB's key and operation generators (Zipfian with
-// constant 0.99, ScrambledZipfian with FNV-64 hashing, SkewedLatest,
+// constant 0.99, ScrambledZipfian with 64-bit FNV-1a hashing, SkewedLatest,
 // Hotspot, uniform), hashed insert order with "user<hash>" keys, load and
 // run phases driven by a number of threads at an optional target rate, and
 // per-operation latency measurement in HDR histograms.

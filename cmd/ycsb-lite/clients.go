@@ -108,7 +108,9 @@ type client struct {
 type clientRuns struct {
 	runners  []*ycsb.Runner
 	results  []ycsb.Result
-	progress func(done int64, elapsed time.Duration) // every second while running, when set
+	progress func(done int64, elapsed time.Duration) // every progressEvery while running, when set
+	// progressEvery is the progress period; 0 = every second.
+	progressEvery time.Duration
 }
 
 // clientSeed is client c's workload seed; client 0 keeps -seed so a
@@ -179,7 +181,11 @@ func (cr *clientRuns) Run(ctx context.Context) (ycsb.Result, error) {
 	stopProgress := func() {}
 	if cr.progress != nil {
 		stopProgress = background(ctx, func(ctx context.Context) {
-			t := time.NewTicker(time.Second)
+			every := cr.progressEvery
+			if every <= 0 {
+				every = time.Second
+			}
+			t := time.NewTicker(every)
 			defer t.Stop()
 			for {
 				select {

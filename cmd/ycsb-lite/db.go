@@ -107,10 +107,11 @@ func (d *cqlDB) Insert(ctx context.Context, table, key string, values []ycsb.Fie
 	return d.exec(ctx, d.insert, args...)
 }
 
-// createSchema creates the keyspace (SimpleStrategy, rf) and usertable.
-func createSchema(s *gocql.Session, keyspace, table string, rf int, fields []string) error {
-	if err := s.Query(fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}",
-		keyspace, rf)).Exec(); err != nil {
+// createSchema creates the keyspace (replication is the CQL map, see
+// options.replication) and usertable, each if missing.
+func createSchema(s *gocql.Session, keyspace, table, replication string, fields []string) error {
+	if err := s.Query(fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS %s WITH replication = %s",
+		keyspace, replication)).Exec(); err != nil {
 		return fmt.Errorf("creating keyspace %s: %w", keyspace, err)
 	}
 	cols := make([]string, len(fields))

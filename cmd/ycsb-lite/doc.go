@@ -21,6 +21,15 @@
 // With no flags it compares tailroute, token-aware and tailroute-p2c on the
 // slow-node scenario (10000 operations of workload B at 1000 ops/s, 32
 // threads per policy, a fresh cluster each), prints the table and writes
-// ycsb-out/report.json, the YCSB summaries and PNG/SVG plots. Ctrl-C stops
-// the run and still reports what was measured.
+// ycsb-out/report.json, the YCSB summaries, per policy an HdrHistogram
+// percentile distribution (<policy>-run.hgrm) and interval log
+// (<policy>-run.hlog), and PNG/SVG plots. Progress is a redrawn line on a
+// terminal, else a status line every -status-interval. Ctrl-C stops the run
+// and still reports what was measured.
+//
+// Flags are declared per topic (flags_run.go: policies, workload, scenario,
+// clients; flags_cluster.go: cluster, connection, output) and -h lists them
+// by topic. -hosts with the connection flags (-local-dc, -username,
+// -password, -tls-*, -protocol-version, -connect-timeout, -timeout) reaches
+// a real cluster.
 package main

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync"
 	"syscall"
 )
@@ -95,6 +96,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		} else {
 			fmt.Fprintf(stdout, "\nreport: %s\n", o.jsonPath)
 		}
+	}
+	if o.hdr && o.run {
+		fmt.Fprintf(stdout, "hdr: %s\n", filepath.Join(o.out, "<policy>-run.hgrm (percentile distribution), <policy>-run.hlog (interval log)"))
 	}
 	if o.plots {
 		paths, err := rep.WritePlots(o.out)

@@ -193,7 +193,7 @@ func TestPausingNodeQueueingInIntendedLatency(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := createSchema(s, "ycsb", "usertable", 1, w.FieldNames()); err != nil {
+	if err := createSchema(s, "ycsb", "usertable", "{'class': 'SimpleStrategy', 'replication_factor': 1}", w.FieldNames()); err != nil {
 		t.Fatal(err)
 	}
 	db := newCQLDB(s, "ycsb", "usertable", w.FieldNames(), 1)

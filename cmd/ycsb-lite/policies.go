@@ -18,6 +18,8 @@ type policyEnv struct {
 	// clients is how many independent clients (each with its own policy
 	// instance) share the cluster; client is this instance's index.
 	clients, client int
+	// localDC is -local-dc: "" = every host is local.
+	localDC string
 }
 
 // policySpec is one --policy choice.
@@ -25,6 +27,9 @@ type policySpec struct {
 	name    string
 	help    string
 	simOnly bool // needs the embedded simulated cluster
+	// noLocalDC marks a policy that cannot keep to a local DC (-local-dc
+	// is refused with it).
+	noLocalDC bool
 	// install configures cfg to use the policy.
 	install func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error)
 }
@@ -68,29 +73,67 @@ func lookupPolicy(name string) (policySpec, error) {
 	if !ok {
 		return policySpec{}, fmt.Errorf("unknown policy %q; allowed: %s (each also as <policy>%s)", name, strings.Join(policyNames(), ", "), hedgeSuffix)
 	}
+	if p.name == "datastax" {
+		p = datastaxWithLocalDC(p)
+	}
 	return p, nil
+}
+
+// datastaxWithLocalDC gives the DataStax port (registered in datastax.go
+// with every host local) the -local-dc of its environment.
+func datastaxWithLocalDC(p policySpec) policySpec {
+	install := p.install
+	p.install = func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
+		inst, err := install(env, cfg)
+		if err == nil && env.localDC != "" {
+			cfg.PoolConfig.HostSelectionPolicy = newDatastaxPolicy(env.localDC, env.seed)
+		}
+		return inst, err
+	}
+	return p
+}
+
+// localDCPolicyNames are the policies -local-dc applies to.
+func localDCPolicyNames() []string {
+	var out []string
+	for _, n := range policyNames() {
+		if !policies[n].noLocalDC {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// roundRobin is gocql's round robin over every host, or over the local
+// DC's hosts first (DCAwareRoundRobinPolicy) when localDC is set.
+func roundRobin(localDC string) gocql.HostSelectionPolicy {
+	if localDC != "" {
+		return gocql.DCAwareRoundRobinPolicy(localDC)
+	}
+	return gocql.RoundRobinHostPolicy()
 }
 
 func init() {
 	registerPolicy(policySpec{
 		name: "token-aware",
-		help: "gocql TokenAwareHostPolicy over RoundRobinHostPolicy (the usual gocql setup)",
-		install: func(_ policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
-			cfg.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
+		help: "gocql TokenAwareHostPolicy over RoundRobinHostPolicy (the usual gocql setup; DCAwareRoundRobinPolicy with -local-dc)",
+		install: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
+			cfg.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(roundRobin(env.localDC))
 			return installed{}, nil
 		},
 	})
 	registerPolicy(policySpec{
 		name: "round-robin",
-		help: "gocql RoundRobinHostPolicy (ignores replicas)",
-		install: func(_ policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
-			cfg.PoolConfig.HostSelectionPolicy = gocql.RoundRobinHostPolicy()
+		help: "gocql RoundRobinHostPolicy (ignores replicas; DCAwareRoundRobinPolicy with -local-dc)",
+		install: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
+			cfg.PoolConfig.HostSelectionPolicy = roundRobin(env.localDC)
 			return installed{}, nil
 		},
 	})
 	registerPolicy(policySpec{
-		name: "host-pool",
-		help: "gocql HostPoolHostPolicy with go-hostpool's epsilon-greedy pool (latency-aware, not replica-aware)",
+		name:      "host-pool",
+		help:      "gocql HostPoolHostPolicy with go-hostpool's epsilon-greedy pool (latency-aware, not replica- or DC-aware)",
+		noLocalDC: true,
 		install: func(_ policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
 			hp := hostpool.NewEpsilonGreedy(nil, 0, &hostpool.LinearEpsilonValueCalculator{})
 			cfg.PoolConfig.HostSelectionPolicy = gocql.HostPoolHostPolicy(hp)
@@ -98,9 +141,10 @@ func init() {
 		},
 	})
 	registerPolicy(policySpec{
-		name:    "oracle",
-		help:    "simulated clusters only: the replica with the least true (queue+1) x service time, from Node.Oracle()",
-		simOnly: true,
+		name:      "oracle",
+		help:      "simulated clusters only: the replica with the least true (queue+1) x service time, from Node.Oracle()",
+		simOnly:   true,
+		noLocalDC: true,
 		install: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
 			if env.cluster == nil {
 				return installed{}, fmt.Errorf("policy oracle needs the embedded simulated cluster (omit -hosts)")

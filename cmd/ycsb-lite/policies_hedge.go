@@ -21,9 +21,10 @@ const hedgeSuffix = "+hedge"
 // moves on to the next host instead of beating a slower success.
 func hedgedSpec(base policySpec) policySpec {
 	return policySpec{
-		name:    base.name + hedgeSuffix,
-		help:    base.help + ", with adaptive budgeted hedging",
-		simOnly: base.simOnly,
+		name:      base.name + hedgeSuffix,
+		help:      base.help + ", with adaptive budgeted hedging",
+		simOnly:   base.simOnly,
+		noLocalDC: base.noLocalDC,
 		install: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
 			inst, err := base.install(env, cfg)
 			if err != nil {

@@ -25,6 +25,9 @@ func init() {
 					// C3's concurrency compensation: n = the number of clients.
 					opts = append(opts, policy.WithConcurrencyWeight(float64(env.clients)))
 				}
+				if env.localDC != "" {
+					opts = append(opts, policy.WithLocalDC(env.localDC))
+				}
 				p, err := policy.New(opts...)
 				if err != nil {
 					return installed{}, err

@@ -25,7 +25,7 @@ type runner struct {
 }
 
 func (r *runner) logf(format string, args ...any) {
-	if !r.o.verbose && !r.o.progress {
+	if !r.o.verbose && !r.o.progress && !r.o.statusLines {
 		return
 	}
 	if r.o.progress {
@@ -39,7 +39,14 @@ func (r *runner) clusterConfig(hosts []string, port int) *gocql.ClusterConfig {
 	cfg.Port = port
 	cfg.Consistency = r.o.consistency
 	cfg.Timeout = r.o.timeout
-	cfg.ConnectTimeout = 5 * time.Second
+	cfg.ConnectTimeout = r.o.connectTimeout
+	cfg.ProtoVersion = r.o.protoVersion
+	if r.o.username != "" {
+		cfg.Authenticator = gocql.PasswordAuthenticator{Username: r.o.username, Password: r.o.password}
+	}
+	if r.o.tls != nil {
+		cfg.SslOpts = &gocql.SslOptions{Config: r.o.tls, EnableHostVerification: !r.o.tls.InsecureSkipVerify}
+	}
 	cfg.ReconnectInterval = time.Second
 	cfg.NumConns = 2
 	cfg.Logger = log.New(io.Discard, "", 0)
@@ -100,6 +107,7 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 	if o.hosts == nil {
 		cl, err = sim.Start(ctx, sim.Config{
 			Nodes: o.nodes, Feedback: true, Seed: o.seed,
+			DCs:   o.dcs,
 			Model: sim.ServiceModel{Workers: o.workers, MeanService: o.serviceTime},
 		})
 		if err != nil {
@@ -119,7 +127,7 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 		if err != nil {
 			return nil, fmt.Errorf("connecting to %v: %w", hosts, err)
 		}
-		err = createSchema(s, o.keyspace, o.cfg.Table, o.rf, fields)
+		err = createSchema(s, o.keyspace, o.cfg.Table, o.replication(), fields)
 		s.Close()
 		if err != nil {
 			return nil, err
@@ -132,7 +140,7 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 	for c := range clients {
 		cfg := r.clusterConfig(hosts, port)
 		cfg.Keyspace = o.keyspace
-		inst, err := spec.install(policyEnv{cluster: cl, seed: o.seed + int64(c), rf: o.rf, clients: o.clients, client: c}, cfg)
+		inst, err := spec.install(policyEnv{cluster: cl, seed: o.seed + int64(c), rf: o.rf, clients: o.clients, client: c, localDC: o.localDC}, cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -177,17 +185,7 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 	if err != nil {
 		return nil, err
 	}
-	var lastDone int64
-	var lastAt time.Duration
-	if o.progress {
-		run.progress = func(done int64, elapsed time.Duration) {
-			p99 := m.Combined(m.Intended()).ValueAtQuantile(99)
-			rate := float64(done-lastDone) / (elapsed - lastAt).Seconds()
-			lastDone, lastAt = done, elapsed
-			fmt.Fprintf(r.stderr, "\r\033[K[%s] %5.1fs %d ops, now %.0f ops/s, p99 so far %.2f ms", name, elapsed.Seconds(), done,
-				rate, float64(p99)/1000)
-		}
-	}
+	st := r.newStatus(name, run, m)
 	startWin := map[string]int{}
 	if cl != nil {
 		for _, n := range cl.Nodes() {
@@ -226,6 +224,7 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 		},
 	}
 	m.EnableSeries(runStart, o.series)
+	ilog, stopLog := r.startIntervalLog(ctx, name, m, runStart)
 	for _, c := range clients {
 		c.counter.on.Store(true)
 	}
@@ -237,6 +236,7 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 		}
 	}
 	res, runErr := run.Run(ctx)
+	stopLog()
 	stopScenario()
 	for _, c := range clients {
 		c.counter.on.Store(false)
@@ -244,10 +244,12 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 	if o.progress {
 		fmt.Fprint(r.stderr, "\r\033[K")
 	}
+	st.done(run.Done(), res.Elapsed)
 	if runErr != nil {
 		return nil, runErr
 	}
 	r.writeSummary(name, "run", res)
+	r.writeHdr(name, m, ilog)
 
 	pr := &report.PolicyResult{
 		Policy: name, Operations: res.Operations, Throughput: res.Throughput, Run: res,
@@ -313,6 +315,11 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 	}
 	_ = idx
 	return pr, nil
+}
+
+// warnf prints a problem that does not stop the run.
+func (r *runner) warnf(format string, args ...any) {
+	fmt.Fprintf(r.stderr, "ycsb-lite: "+format+"\n", args...)
 }
 
 // writeSummary writes YCSB's summary lines to <out>/<policy>-<phase>.txt,

@@ -9,5 +9,8 @@
 //
 // It builds ycsb-lite once (or uses -ycsb-lite), writes each run's report to
 // <out>/<cell>/seed<k>.json and skips runs whose report already exists
-// (resume) unless -force. See docs/bench.md.
+// (resume) unless -force. Each run's output, with ycsb-lite's status lines,
+// goes to <out>/<cell>/seed<k>.log; stderr gets a line when a run starts and
+// one when it ends, with the suite's elapsed time and an ETA (the mean run
+// time so far times the runs left). See docs/bench.md.
 package main

@@ -301,8 +301,17 @@ func runCells(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		return 1
 	}
 	total := len(c.cells) * len(c.seeds)
+	pending := 0 // runs still to do (not skipped)
+	for _, seed := range c.seeds {
+		for _, cl := range c.cells {
+			if _, err := os.Stat(seedPath(c.out, cl.Name, seed)); err != nil || c.force {
+				pending++
+			}
+		}
+	}
 	n, failed := 0, 0
 	start := time.Now()
+	var eta etaEstimate
 	for _, seed := range c.seeds {
 		for _, cl := range c.cells {
 			n++
@@ -311,18 +320,21 @@ func runCells(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "[%d/%d] %s seed %d: %s exists, skipped (-force re-runs)\n", n, total, cl.Name, seed, path)
 				continue
 			}
+			fmt.Fprintf(stderr, "[%d/%d] %s seed %d: running (log %s)\n", n, total, cl.Name, seed, strings.TrimSuffix(path, ".json")+".log")
 			t0 := time.Now()
 			err := runOne(ctx, c, bin, cl, seed, path)
 			if ctx.Err() != nil {
 				return 130
 			}
+			pending--
+			eta.add(time.Since(t0))
 			if err != nil {
 				failed++
 				fmt.Fprintf(stderr, "[%d/%d] %s seed %d: FAILED: %v\n", n, total, cl.Name, seed, err)
 				continue
 			}
-			fmt.Fprintf(stderr, "[%d/%d] %s seed %d: %.0fs (suite %.0fs)\n", n, total, cl.Name, seed,
-				time.Since(t0).Seconds(), time.Since(start).Seconds())
+			fmt.Fprintf(stderr, "[%d/%d] %s seed %d: %.0fs (suite %.0fs%s)\n", n, total, cl.Name, seed,
+				time.Since(t0).Seconds(), time.Since(start).Seconds(), eta.left(pending))
 		}
 	}
 	if failed > 0 {
@@ -330,6 +342,25 @@ func runCells(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// etaEstimate estimates the time the suite still needs from the runs done
+// so far: their mean duration times the runs left.
+type etaEstimate struct {
+	runs int
+	sum  time.Duration
+}
+
+func (e *etaEstimate) add(d time.Duration) { e.runs, e.sum = e.runs+1, e.sum+d }
+
+// left is ", ETA <duration>" for pending runs left, or "" when nothing is
+// known or left.
+func (e *etaEstimate) left(pending int) string {
+	if e.runs == 0 || pending <= 0 {
+		return ""
+	}
+	d := e.sum / time.Duration(e.runs) * time.Duration(pending)
+	return ", ETA " + d.Round(time.Second).String() + " for " + strconv.Itoa(pending) + " more"
 }
 
 // runOne runs ycsb-lite for one cell and seed. Its table and messages go

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tailroute/tailroute/report"
 )
@@ -158,6 +159,14 @@ func TestSmokeSuite(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	// ycsb-lite's stderr is a file here, so its log has status lines.
+	if log, err := os.ReadFile(filepath.Join(out, "steady", "seed1.log")); err != nil || !strings.Contains(string(log), "[token-aware]") ||
+		!strings.Contains(string(log), "operations, done") {
+		t.Errorf("seed1.log lacks ycsb-lite's status lines (%v):\n%s", err, log)
+	}
+	if !strings.Contains(stderr.String(), "[1/1] steady seed 1: running") {
+		t.Errorf("stderr %q lacks the running line", stderr.String())
+	}
 	// Resume: the cell exists, so nothing runs; -aggregate-only rewrites RESULTS.md.
 	stderr.Reset()
 	bin := filepath.Join(out, "no-such-binary-needed")
@@ -181,5 +190,21 @@ func TestSmokeSuite(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "RESULTS.md")); err != nil {
 		t.Error(err)
+	}
+}
+
+// The ETA is the mean duration of the runs so far times the runs left.
+func TestETA(t *testing.T) {
+	var e etaEstimate
+	if got := e.left(3); got != "" {
+		t.Errorf("no run yet: %q", got)
+	}
+	e.add(10 * time.Second)
+	e.add(20 * time.Second)
+	if got := e.left(4); got != ", ETA 1m0s for 4 more" {
+		t.Errorf("two runs of 15s mean, 4 left: %q", got)
+	}
+	if got := e.left(0); got != "" {
+		t.Errorf("nothing left: %q", got)
 	}
 }
