@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/frame"
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
+	"github.com/gocql/gocql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -234,4 +236,155 @@ func readUntil(t testing.TB, br *bufio.Reader, nc net.Conn, stream int16) *frame
 			return f
 		}
 	}
+}
+
+// scanAll pages through q with gocql's manual paging and returns the keys
+// in order and the number of pages.
+func scanAll(t *testing.T, s *gocql.Session, q string, pageSize int, args ...any) ([]string, int) {
+	t.Helper()
+	var keys []string
+	var state []byte
+	pages := 0
+	for {
+		iter := s.Query(q, args...).PageSize(pageSize).PageState(state).Iter()
+		var k string
+		n := 0
+		for iter.Scan(&k) {
+			keys = append(keys, k)
+			n++
+		}
+		require.NoError(t, iter.Close())
+		require.LessOrEqual(t, n, pageSize, "page %d larger than the page size", pages)
+		pages++
+		state = iter.PageState()
+		if len(state) == 0 {
+			return keys, pages
+		}
+		require.Less(t, pages, 1000, "paging does not end")
+	}
+}
+
+// TestResultPaging checks that scans honour the requested page size, return
+// a paging state while rows remain, and together return every row once:
+// with gocql's manual paging, its automatic paging, LIMIT, token bounds and
+// system tables.
+func TestResultPaging(t *testing.T) {
+	c := startCluster(t, Config{Nodes: 3, Model: ServiceModel{ZeroService: true}})
+	createYCSB(t, c, "ycsb", "{'class':'SimpleStrategy','replication_factor':2}", 1)
+	s := newSession(t, c, "ycsb", true)
+	const rows = 103
+	want := map[string]bool{}
+	for i := 0; i < rows; i++ {
+		k := fmt.Sprintf("user%03d", i)
+		want[k] = true
+		require.NoError(t, s.Query("INSERT INTO usertable (y_id, field0) VALUES (?, ?)", k, "v"+k).Exec())
+	}
+	keys, pages := scanAll(t, s, "SELECT y_id FROM usertable", 10)
+	assert.Equal(t, 11, pages, "103 rows in pages of 10")
+	got := map[string]int{}
+	for _, k := range keys {
+		got[k]++
+	}
+	assert.Len(t, got, rows)
+	for k, n := range got {
+		assert.True(t, want[k], "unknown key %q", k)
+		assert.Equal(t, 1, n, "key %q returned %d times", k, n)
+	}
+
+	// automatic paging (gocql fetches the next pages itself), prepared
+	iter := s.Query("SELECT y_id, field0 FROM usertable").PageSize(7).Iter()
+	var k, f string
+	n := 0
+	for iter.Scan(&k, &f) {
+		assert.Equal(t, "v"+k, f)
+		n++
+	}
+	require.NoError(t, iter.Close())
+	assert.Equal(t, rows, n)
+
+	// LIMIT spans pages; exactly LIMIT rows, in the unpaged order
+	all, pages := scanAll(t, s, "SELECT y_id FROM usertable", 1000)
+	require.Equal(t, 1, pages)
+	lim, pages := scanAll(t, s, "SELECT y_id FROM usertable LIMIT 23", 5)
+	assert.Equal(t, all[:23], lim)
+	assert.Equal(t, 5, pages)
+	lim, _ = scanAll(t, s, "SELECT y_id FROM usertable LIMIT 20", 5)
+	assert.Equal(t, all[:20], lim, "LIMIT a multiple of the page size")
+
+	// token bounds hold across pages
+	mid := Murmur3Token([]byte(all[50]))
+	part, _ := scanAll(t, s, "SELECT y_id FROM usertable WHERE token(y_id) > ? AND token(y_id) <= ?", 4, int64(math.MinInt64), mid)
+	assert.Equal(t, all[:51], part)
+
+	// system tables page too
+	sys, pages := scanAll(t, s, "SELECT column_name FROM system_schema.columns WHERE keyspace_name = 'ycsb'", 1)
+	unpaged, _ := scanAll(t, s, "SELECT column_name FROM system_schema.columns WHERE keyspace_name = 'ycsb'", 5000)
+	assert.Equal(t, unpaged, sys)
+	assert.Len(t, sys, 2, "y_id and field0")
+	assert.Equal(t, 2, pages)
+
+	// a paging state that is not one of ours
+	nc, br := dialNode(t, c, c.Hosts()[0])
+	require.NoError(t, codec.EncodeFrame(frame.NewFrame(v4, 3, &message.Query{Query: "SELECT * FROM ycsb.usertable",
+		Options: &message.QueryOptions{PageSize: 5, PagingState: []byte("garbage")}}), nc))
+	assert.IsType(t, &message.ProtocolError{}, readUntil(t, br, nc, 3).Body.Message)
+}
+
+// recordingTracer is a gocql.Tracer that records the trace ids it gets.
+type recordingTracer struct {
+	mu  sync.Mutex
+	ids [][]byte
+}
+
+func (r *recordingTracer) Trace(id []byte) {
+	r.mu.Lock()
+	r.ids = append(r.ids, id)
+	r.mu.Unlock()
+}
+
+// TestTracingRequestIsAnsweredWithAWarning checks the documented answer to
+// the tracing flag: the request is served normally, no tracing session id
+// comes back (drivers then report "no trace") and, in protocol v4, a server
+// warning says that tracing is not supported. The flag applies to its own
+// request only.
+func TestTracingRequestIsAnsweredWithAWarning(t *testing.T) {
+	c, s := oneNode(t, ServiceModel{ZeroService: true}, false)
+	tr := &recordingTracer{}
+	iter := s.Query("SELECT field0 FROM usertable WHERE y_id = ?", "k").Trace(tr).Iter()
+	var f string
+	require.True(t, iter.Scan(&f))
+	assert.Equal(t, "v", f)
+	assert.Equal(t, []string{tracingWarning}, iter.Warnings())
+	require.NoError(t, iter.Close())
+	assert.Empty(t, tr.ids, "no tracing session id")
+	iter = s.Query("SELECT field0 FROM usertable WHERE y_id = ?", "k").Iter()
+	assert.Empty(t, iter.Warnings(), "untraced request")
+	require.NoError(t, iter.Close())
+
+	nc, br := dialNode(t, c, c.Hosts()[0])
+	sendTraced(t, nc, frame.NewFrame(v4, 5, &message.Query{Query: "SELECT * FROM system.local", Options: &message.QueryOptions{}}))
+	got := readUntil(t, br, nc, 5)
+	assert.IsType(t, &message.RowsResult{}, got.Body.Message)
+	assert.Equal(t, []string{tracingWarning}, got.Body.Warnings)
+	assert.Nil(t, got.Body.TracingId)
+	require.NoError(t, codec.EncodeFrame(frame.NewFrame(v4, 5, &message.Options{}), nc))
+	assert.Empty(t, readUntil(t, br, nc, 5).Body.Warnings, "the same stream id, not traced")
+
+	sendTraced(t, nc, frame.NewFrame(primitive.ProtocolVersion3, 6, &message.Options{}))
+	got = readUntil(t, br, nc, 6)
+	assert.IsType(t, &message.Supported{}, got.Body.Message, "v3 has no warnings: served, nothing added")
+	assert.Empty(t, got.Body.Warnings)
+}
+
+// sendTraced sends f with the tracing flag set. (The codec's encoder counts
+// a tracing id into the body length of a request, which carries none, so
+// the flag is set on the encoded header.)
+func sendTraced(t testing.TB, w io.Writer, f *frame.Frame) {
+	t.Helper()
+	var b bytes.Buffer
+	require.NoError(t, codec.EncodeFrame(f, &b))
+	raw := b.Bytes()
+	raw[1] |= byte(primitive.HeaderFlagTracing)
+	_, err := w.Write(raw)
+	require.NoError(t, err)
 }

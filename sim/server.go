@@ -199,8 +199,8 @@ func (c *conn) sendMsg(version uint8, stream int16, msg message.Message, payload
 	if payload != nil {
 		f.SetCustomPayload(payload)
 	}
-	if stream >= 0 && version >= 4 {
-		if ts := c.tracing.Load(); ts != nil && ts.take(stream) {
+	if stream >= 0 {
+		if ts := c.tracing.Load(); ts != nil && ts.take(stream) && version >= 4 {
 			f.SetWarnings([]string{tracingWarning})
 		}
 	}
