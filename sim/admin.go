@@ -13,7 +13,8 @@ import (
 
 // ModelJSON is the JSON form of a ServiceModel used by the admin endpoint:
 // durations are Go duration strings ("4ms"). In a POST /model every field is
-// optional and only the given fields change.
+// optional and only the given fields change; a given field is taken as is
+// (0 is a value, not "default": {"Workers":0} is an error).
 type ModelJSON struct {
 	Workers             *int     `json:"Workers,omitempty"`
 	MeanService         *string  `json:"MeanService,omitempty"`
@@ -35,7 +36,8 @@ func (m ServiceModel) ToJSON() ModelJSON {
 		PauseEvery: s(m.PauseEvery), PauseFor: s(m.PauseFor), ErrorRate: &m.ErrorRate, InjectedError: &m.InjectedError}
 }
 
-// Apply returns base with the fields present in j replaced.
+// Apply returns base with the fields present in j replaced, validated
+// (ServiceModel.Validate) without filling zero fields with defaults.
 func (j ModelJSON) Apply(base ServiceModel) (ServiceModel, error) {
 	dur := func(field string, p *string, dst *time.Duration) error {
 		if p == nil {
@@ -73,6 +75,9 @@ func (j ModelJSON) Apply(base ServiceModel) (ServiceModel, error) {
 		if e != nil {
 			return base, e
 		}
+	}
+	if err := m.Validate(); err != nil {
+		return base, err
 	}
 	return m, nil
 }
@@ -131,6 +136,10 @@ func (n *Node) adminHandler() http.Handler {
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&j); err != nil {
 			writeErr(w, 400, fmt.Errorf("sim: bad model JSON: %w", err))
+			return
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			writeErr(w, 400, errors.New("sim: bad model JSON: want exactly one JSON object, found more data after it"))
 			return
 		}
 		m, err := j.Apply(n.Model())
