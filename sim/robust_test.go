@@ -388,3 +388,66 @@ func sendTraced(t testing.TB, w io.Writer, f *frame.Frame) {
 	_, err := w.Write(raw)
 	require.NoError(t, err)
 }
+
+// TestDownAnnouncedAfterConnectionsClose checks the order a real cluster
+// shows drivers when a node stops: the node's client connections close
+// first, and only DownDelay later do the other nodes push STATUS_CHANGE
+// DOWN (drivers ignore a DOWN for a host they still have connections to).
+// A Restart within the delay cancels the pending DOWN.
+func TestDownAnnouncedAfterConnectionsClose(t *testing.T) {
+	const delay = 400 * time.Millisecond
+	c := startCluster(t, Config{Nodes: 2, Model: ServiceModel{ZeroService: true}, DownDelay: delay})
+	n0, n1 := c.Nodes()[0], c.Nodes()[1]
+	ev, evbr := dialNode(t, c, n0.IP())
+	require.NoError(t, codec.EncodeFrame(frame.NewFrame(v4, 1, &message.Register{EventTypes: []primitive.EventType{
+		primitive.EventTypeStatusChange}}), ev))
+	readUntil(t, evbr, ev, 1)
+	events := make(chan time.Time, 8)
+	go func() {
+		for {
+			f, err := codec.DecodeFrame(evbr)
+			if err != nil {
+				close(events)
+				return
+			}
+			if e, ok := f.Body.Message.(*message.StatusChangeEvent); ok && e.ChangeType == primitive.StatusChangeTypeDown {
+				events <- time.Now()
+			}
+		}
+	}()
+	ev.SetReadDeadline(time.Time{})
+	_, vbr := dialNode(t, c, n1.IP())
+	closed := make(chan time.Time, 1)
+	go func() {
+		_, err := vbr.ReadByte()
+		assert.Error(t, err)
+		closed <- time.Now()
+	}()
+
+	start := time.Now()
+	require.NoError(t, n1.Stop())
+	assert.Less(t, time.Since(start), delay, "Stop does not wait for the announcement")
+	var closedAt, downAt time.Time
+	select {
+	case closedAt = <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stopped node's client connection was not closed")
+	}
+	select {
+	case downAt = <-events:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no STATUS_CHANGE DOWN")
+	}
+	assert.GreaterOrEqual(t, downAt.Sub(closedAt), delay-50*time.Millisecond,
+		"DOWN %v after the connection closed, want about %v", downAt.Sub(closedAt), delay)
+
+	// a restart within the delay: UP, and the pending DOWN is dropped
+	require.NoError(t, n1.Restart())
+	require.NoError(t, n1.Stop())
+	require.NoError(t, n1.Restart())
+	select {
+	case at := <-events:
+		t.Fatalf("DOWN announced %v after the node was restarted", time.Since(at))
+	case <-time.After(2 * delay):
+	}
+}
