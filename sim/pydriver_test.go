@@ -163,7 +163,7 @@ func TestPythonDriver(t *testing.T) {
 		}
 	}
 	var downs []float64
-	for cycle := 0; cycle < 4; cycle++ {
+	for cycle := 0; cycle < 6; cycle++ {
 		var w struct {
 			OK      bool
 			Elapsed float64
