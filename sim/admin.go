@@ -92,6 +92,7 @@ type AdminStats struct {
 	Errors            uint64    `json:"errors"`
 	QueueLen          int       `json:"queueLen"`
 	InFlight          int       `json:"inFlight"`
+	Dropped           uint64    `json:"dropped"` // client connections dropped for not reading their responses
 	Windows           []uint64  `json:"windows"`
 	WindowMillis      int       `json:"windowMillis"`
 	OracleQueueLen    int       `json:"oracleQueueLen"`
@@ -123,7 +124,7 @@ func (n *Node) adminHandler() http.Handler {
 		st := n.Stats()
 		q, s := n.Oracle()
 		writeJSON(w, 200, AdminStats{IP: n.IP(), DC: n.DC(), Rack: n.Rack(), Running: n.Running(),
-			Served: st.Served, Errors: st.Errors, QueueLen: st.QueueLen, InFlight: st.InFlight,
+			Served: st.Served, Errors: st.Errors, QueueLen: st.QueueLen, InFlight: st.InFlight, Dropped: st.Dropped,
 			Windows: st.Windows, WindowMillis: int(windowWidth / time.Millisecond),
 			OracleQueueLen: q, OracleServiceTime: s.String(), Model: n.Model().ToJSON()})
 	})
