@@ -106,25 +106,28 @@ func TestResponsesNeverCrossConnections(t *testing.T) {
 // SCHEMA_CHANGE events are pushed to it), their queries and Node.Stop /
 // Cluster.Close must all proceed; the server drops the non-reading client.
 func TestNonReadingClientDoesNotStallOthers(t *testing.T) {
-	c := startCluster(t, Config{Nodes: 2, Model: ServiceModel{ZeroService: true}, WriteQueueBytes: 1 << 20})
+	c := startCluster(t, Config{Nodes: 2, Model: ServiceModel{ZeroService: true}, WriteQueueBytes: 1 << 20, DownDelay: -1})
 	createYCSB(t, c, "ycsb", "{'class':'SimpleStrategy','replication_factor':1}", 1)
-	ip0 := c.Hosts()[0]
-
-	hog, _ := dialNode(t, c, ip0)
-	require.NoError(t, codec.EncodeFrame(frame.NewFrame(v4, 1, &message.Register{EventTypes: []primitive.EventType{
-		primitive.EventTypeSchemaChange, primitive.EventTypeStatusChange, primitive.EventTypeTopologyChange}}), hog))
-	// flood: system.local answers are ~1 KiB each; the hog never reads them
-	hogDone := make(chan error, 1)
-	go func() {
-		bw := bufio.NewWriter(hog)
-		q := &message.Query{Query: "SELECT * FROM system.local", Options: &message.QueryOptions{}}
-		for i := 0; ; i++ {
-			if err := codec.EncodeFrame(frame.NewFrame(v4, int16(i%30000+2), q), bw); err != nil {
-				hogDone <- err
-				return
+	// hog registers for every event and floods requests (system.local
+	// answers, ~1 KiB each) without ever reading
+	hog := func(ip string) <-chan error {
+		nc, _ := dialNode(t, c, ip)
+		require.NoError(t, codec.EncodeFrame(frame.NewFrame(v4, 1, &message.Register{EventTypes: []primitive.EventType{
+			primitive.EventTypeSchemaChange, primitive.EventTypeStatusChange, primitive.EventTypeTopologyChange}}), nc))
+		done := make(chan error, 1)
+		go func() {
+			bw := bufio.NewWriter(nc)
+			q := &message.Query{Query: "SELECT * FROM system.local", Options: &message.QueryOptions{}}
+			for i := 0; ; i++ {
+				if err := codec.EncodeFrame(frame.NewFrame(v4, int16(i%30000+2), q), bw); err != nil {
+					done <- err
+					return
+				}
 			}
-		}
-	}()
+		}()
+		return done
+	}
+	hog0 := hog(c.Hosts()[0])
 
 	s := newSession(t, c, "ycsb", false)
 	for i := 0; i < 20; i++ {
@@ -134,12 +137,17 @@ func TestNonReadingClientDoesNotStallOthers(t *testing.T) {
 		require.NoError(t, s.Query("INSERT INTO usertable (y_id, field0) VALUES (?, ?)", fmt.Sprint(i), "v").Exec())
 	}
 	select {
-	case err := <-hogDone:
+	case err := <-hog0:
 		t.Logf("non-reading client dropped by the server: %v", err)
 	case <-time.After(20 * time.Second):
 		t.Fatal("the server never dropped the client that does not read")
 	}
 	assert.Positive(t, c.Nodes()[0].Stats().Dropped, "the drop is counted")
+
+	// node 0 stops while a fresh hog on node 1 is filling its socket: the
+	// DOWN broadcast to it (DownDelay -1: inside Stop) must not wait on it
+	hog(c.Hosts()[1])
+	time.Sleep(200 * time.Millisecond)
 	stopped := make(chan error, 1)
 	go func() { stopped <- c.Nodes()[0].Stop() }()
 	select {
