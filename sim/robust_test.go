@@ -225,6 +225,18 @@ func TestOversizedFrameIsRefused(t *testing.T) {
 	after := heapInUse()
 	assert.Less(t, int64(after)-int64(before), int64(64<<20), "heap grew from %d to %d bytes", before, after)
 
+	// headers declaring bodies just under the default limit (16 MiB), then
+	// silence: the node holds what arrived, not what was declared
+	c16 := startCluster(t, Config{Nodes: 1, Model: ServiceModel{ZeroService: true}})
+	before = heapInUse()
+	for i := 0; i < 8; i++ {
+		nc, _ := dialNode(t, c16, c16.Hosts()[0])
+		rawFrame(t, nc, 1, primitive.OpCodeQuery, DefaultMaxFrameSize-frameHeaderLen, []byte{0, 0, 0, 1})
+	}
+	time.Sleep(200 * time.Millisecond)
+	after = heapInUse()
+	assert.Less(t, int64(after)-int64(before), int64(32<<20), "8 pending 16 MiB frames: heap grew from %d to %d bytes", before, after)
+
 	_, err := Start(context.Background(), Config{MaxFrameSize: 100})
 	assert.ErrorContains(t, err, "Config.MaxFrameSize = 100, allowed 4096..")
 	_, err = Start(context.Background(), Config{WriteQueueBytes: -5})

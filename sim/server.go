@@ -292,18 +292,18 @@ func (c *conn) readLoop() {
 			draining = true
 			return
 		}
-		if max := c.n.c.limits.MaxFrameSize; int64(hdr.BodyLength)+frameHeaderLen > int64(max) {
+		if limit := c.n.c.limits.MaxFrameSize; int64(hdr.BodyLength)+frameHeaderLen > int64(limit) {
 			// answered at once, then the body is skipped as it arrives
 			// (never buffered), so the stream stays in sync
 			c.sendMsg(uint8(hdr.Version), hdr.StreamId, &message.ProtocolError{ErrorMessage: fmt.Sprintf(
 				"Request is too big: length %d exceeds maximum allowed length %d (native_transport_max_frame_size)",
-				int64(hdr.BodyLength)+frameHeaderLen, max)}, nil)
+				int64(hdr.BodyLength)+frameHeaderLen, limit)}, nil)
 			if err := codec.DiscardBody(hdr, br); err != nil {
 				return
 			}
 			continue
 		}
-		raw, err := codec.DecodeRawBody(hdr, br)
+		raw, err := readBody(br, int(hdr.BodyLength))
 		if err != nil {
 			return
 		}
@@ -323,6 +323,26 @@ func (c *conn) readLoop() {
 		c.version.Store(uint32(hdr.Version))
 		c.handleSafe(uint8(hdr.Version), hdr.StreamId, body.Message)
 	}
+}
+
+// readBody reads a frame body of n bytes (n <= MaxFrameSize). Bodies up
+// to 64 KiB are read into a buffer of their size; a larger one grows with
+// the bytes that actually arrive, so a header declaring 16 MiB followed by
+// silence costs nothing.
+func readBody(r io.Reader, n int) ([]byte, error) {
+	const direct = 64 << 10
+	if n <= direct {
+		b := make([]byte, n)
+		_, err := io.ReadFull(r, b)
+		return b, err
+	}
+	var buf bytes.Buffer
+	buf.Grow(direct)
+	got, err := io.Copy(&buf, io.LimitReader(r, int64(n)))
+	if err == nil && got < int64(n) {
+		err = io.ErrUnexpectedEOF
+	}
+	return buf.Bytes(), err
 }
 
 // handleSafe answers a request, turning a simulator bug into a ServerError
