@@ -415,7 +415,7 @@ func sendTraced(t testing.TB, w io.Writer, f *frame.Frame) {
 // DOWN (drivers ignore a DOWN for a host they still have connections to).
 // A Restart within the delay cancels the pending DOWN.
 func TestDownAnnouncedAfterConnectionsClose(t *testing.T) {
-	const delay = 400 * time.Millisecond
+	const delay = time.Second
 	c := startCluster(t, Config{Nodes: 2, Model: ServiceModel{ZeroService: true}, DownDelay: delay})
 	n0, n1 := c.Nodes()[0], c.Nodes()[1]
 	ev, evbr := dialNode(t, c, n0.IP())
@@ -458,7 +458,9 @@ func TestDownAnnouncedAfterConnectionsClose(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no STATUS_CHANGE DOWN")
 	}
-	assert.GreaterOrEqual(t, downAt.Sub(closedAt), delay-50*time.Millisecond,
+	// half the delay: the client's goroutine may see the close late on a
+	// busy machine; the previous order announced DOWN within microseconds
+	assert.GreaterOrEqual(t, downAt.Sub(closedAt), delay/2,
 		"DOWN %v after the connection closed, want about %v", downAt.Sub(closedAt), delay)
 
 	// a restart within the delay: UP, and the pending DOWN is dropped
