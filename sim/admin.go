@@ -13,7 +13,8 @@ import (
 
 // ModelJSON is the JSON form of a ServiceModel used by the admin endpoint:
 // durations are Go duration strings ("4ms"). In a POST /model every field is
-// optional and only the given fields change.
+// optional and only the given fields change; a given field is taken as is
+// (0 is a value, not "default": {"Workers":0} is an error).
 type ModelJSON struct {
 	Workers             *int     `json:"Workers,omitempty"`
 	MeanService         *string  `json:"MeanService,omitempty"`
@@ -35,7 +36,8 @@ func (m ServiceModel) ToJSON() ModelJSON {
 		PauseEvery: s(m.PauseEvery), PauseFor: s(m.PauseFor), ErrorRate: &m.ErrorRate, InjectedError: &m.InjectedError}
 }
 
-// Apply returns base with the fields present in j replaced.
+// Apply returns base with the fields present in j replaced, validated
+// (ServiceModel.Validate) without filling zero fields with defaults.
 func (j ModelJSON) Apply(base ServiceModel) (ServiceModel, error) {
 	dur := func(field string, p *string, dst *time.Duration) error {
 		if p == nil {
@@ -74,6 +76,9 @@ func (j ModelJSON) Apply(base ServiceModel) (ServiceModel, error) {
 			return base, e
 		}
 	}
+	if err := m.Validate(); err != nil {
+		return base, err
+	}
 	return m, nil
 }
 
@@ -87,6 +92,7 @@ type AdminStats struct {
 	Errors            uint64    `json:"errors"`
 	QueueLen          int       `json:"queueLen"`
 	InFlight          int       `json:"inFlight"`
+	Dropped           uint64    `json:"dropped"` // client connections dropped for not reading their responses
 	Windows           []uint64  `json:"windows"`
 	WindowMillis      int       `json:"windowMillis"`
 	OracleQueueLen    int       `json:"oracleQueueLen"`
@@ -118,7 +124,7 @@ func (n *Node) adminHandler() http.Handler {
 		st := n.Stats()
 		q, s := n.Oracle()
 		writeJSON(w, 200, AdminStats{IP: n.IP(), DC: n.DC(), Rack: n.Rack(), Running: n.Running(),
-			Served: st.Served, Errors: st.Errors, QueueLen: st.QueueLen, InFlight: st.InFlight,
+			Served: st.Served, Errors: st.Errors, QueueLen: st.QueueLen, InFlight: st.InFlight, Dropped: st.Dropped,
 			Windows: st.Windows, WindowMillis: int(windowWidth / time.Millisecond),
 			OracleQueueLen: q, OracleServiceTime: s.String(), Model: n.Model().ToJSON()})
 	})
@@ -131,6 +137,10 @@ func (n *Node) adminHandler() http.Handler {
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&j); err != nil {
 			writeErr(w, 400, fmt.Errorf("sim: bad model JSON: %w", err))
+			return
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			writeErr(w, 400, errors.New("sim: bad model JSON: want exactly one JSON object, found more data after it"))
 			return
 		}
 		m, err := j.Apply(n.Model())

@@ -24,6 +24,70 @@ type Config struct {
 	Feedback  bool         // attach queue length & service time to responses in the CQL custom payload
 	Seed      int64        // seeds vnode tokens, host ids, service times and fluctuation phases
 	AdminHTTP bool         // start a per-node JSON admin endpoint on 127.0.0.K:<ephemeral>
+
+	// MaxFrameSize is the largest request frame a node accepts, header
+	// included (Cassandra's native_transport_max_frame_size); a longer one
+	// is answered with a ProtocolError. Default DefaultMaxFrameSize (16 MiB);
+	// 4 KiB..2047 MiB.
+	MaxFrameSize int
+	// WriteQueueBytes bounds the responses queued for one client connection
+	// and not yet written to its socket. A client that does not read its
+	// responses fills its socket buffers, then this queue, and is then
+	// disconnected instead of holding up event broadcasts, node workers or
+	// Node.Stop. A single response larger than the bound is still sent.
+	// Default DefaultWriteQueueBytes (16 MiB); 64 KiB..1 GiB.
+	WriteQueueBytes int
+	// DownDelay is how long after Node.Stop has closed the node's client
+	// connections the other nodes announce STATUS_CHANGE DOWN to their
+	// registered clients, as gossip does in a real cluster (the drivers
+	// see the connections close first). Default DefaultDownDelay (500ms);
+	// 0..1m; -1 announces at once.
+	DownDelay time.Duration
+}
+
+// Defaults of Config.WriteQueueBytes and Config.DownDelay.
+const (
+	DefaultWriteQueueBytes = 16 << 20
+	DefaultDownDelay       = 500 * time.Millisecond
+)
+
+// connLimits are the per-connection limits and the DOWN announcement
+// delay of a cluster's nodes (already defaulted and validated).
+type connLimits struct {
+	MaxFrameSize    int
+	WriteQueueBytes int
+	DownDelay       time.Duration
+}
+
+func (l connLimits) withDefaults() connLimits {
+	if l.MaxFrameSize == 0 {
+		l.MaxFrameSize = DefaultMaxFrameSize
+	}
+	if l.WriteQueueBytes == 0 {
+		l.WriteQueueBytes = DefaultWriteQueueBytes
+	}
+	if l.DownDelay == 0 {
+		l.DownDelay = DefaultDownDelay
+	} else if l.DownDelay == -1 {
+		l.DownDelay = 0
+	}
+	return l
+}
+
+// validate checks defaulted limits; typ names the config type in errors.
+func (l connLimits) validate(typ string) error {
+	switch {
+	case l.MaxFrameSize < 4<<10 || l.MaxFrameSize > 2047<<20:
+		return fmt.Errorf("sim: %s.MaxFrameSize = %d, allowed %d..%d (4 KiB..2047 MiB; 0 = default %d)",
+			typ, l.MaxFrameSize, 4<<10, 2047<<20, DefaultMaxFrameSize)
+	case l.WriteQueueBytes < 64<<10 || l.WriteQueueBytes > 1<<30:
+		return fmt.Errorf("sim: %s.WriteQueueBytes = %d, allowed %d..%d (64 KiB..1 GiB; 0 = default %d)",
+			typ, l.WriteQueueBytes, 64<<10, 1<<30, DefaultWriteQueueBytes)
+	case l.DownDelay < 0 || l.DownDelay > time.Minute:
+		return fmt.Errorf("sim: %s.DownDelay = %v, allowed 0..1m (0 = default %v, -1 = at once)",
+			typ, l.DownDelay, DefaultDownDelay)
+	}
+	return nil
 }
 
 // Custom payload keys attached to data responses when Config.Feedback is on.
@@ -43,6 +107,7 @@ type Cluster struct {
 	ring        *ring
 	schema      *schema
 	feedback    bool
+	limits      connLimits
 	start       time.Time
 	httpClient  *http.Client // process mode forwarding
 
@@ -74,7 +139,14 @@ func (cfg Config) withDefaults() Config {
 	return cfg
 }
 
+func (cfg Config) limits() connLimits {
+	return connLimits{MaxFrameSize: cfg.MaxFrameSize, WriteQueueBytes: cfg.WriteQueueBytes, DownDelay: cfg.DownDelay}.withDefaults()
+}
+
 func (cfg Config) validate() error {
+	if err := cfg.limits().validate("Config"); err != nil {
+		return err
+	}
 	switch {
 	case cfg.Nodes < 1 || cfg.Nodes > 64:
 		return fmt.Errorf("sim: Config.Nodes = %d, allowed 1..64", cfg.Nodes)
@@ -125,6 +197,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		toks = randomTokens(cfg.Nodes, cfg.VNodes, cfg.Seed)
 	}
 	c := newCluster("tailroute-sim", cfg.Feedback)
+	c.limits = cfg.limits()
 	perDC := make([]int, cfg.DCs)
 	for i, ip := range ips {
 		dc := i % cfg.DCs
@@ -156,7 +229,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 
 func newCluster(name string, feedback bool) *Cluster {
 	return &Cluster{clusterName: name, byIP: map[string]*Node{}, feedback: feedback,
-		start: time.Now(), done: make(chan struct{})}
+		limits: connLimits{}.withDefaults(), start: time.Now(), done: make(chan struct{})}
 }
 
 func (c *Cluster) finishSetup() {

@@ -26,9 +26,33 @@
 //     (WHERE token(y_id) >= token(?) [AND token(y_id) < ...] LIMIT n),
 //     unprepared (literals or bound values) and prepared. Prepared results
 //     carry the partition-key index, so gocql computes routing keys.
+//   - Result paging: SELECTs honour the request's page size and return a
+//     paging state while rows remain; the same statement with that state
+//     continues after the last row sent (token scans resume by token and
+//     key, system tables by row offset; count(*) is one row, never paged).
+//   - Tracing is not recorded: a request with the tracing flag is served
+//     normally, its answer carries no tracing session id (gocql and the
+//     DataStax Python driver then report no trace) and, in protocol v4, the
+//     server warning "sim: tracing is not supported by the simulator ...".
 //   - Anything else gets a CQL error (SyntaxError, Invalid, ConfigError,
 //     AlreadyExists, Unauthorized, Unprepared, ProtocolError or ServerError);
 //     no request is left unanswered and internal panics become ServerError.
+//
+// # Connections
+//
+// Each client connection has its own reader, its own writer and a write
+// queue bounded in bytes (Config.WriteQueueBytes, 16 MiB): nothing that
+// answers or pushes events waits on a client, and a client that stops
+// reading is disconnected once its queue is full (NodeStats.Dropped)
+// instead of delaying broadcasts, workers, other clients or Node.Stop.
+// A request frame longer than Config.MaxFrameSize (16 MiB, Cassandra's
+// native_transport_max_frame_size) is answered with a ProtocolError and
+// its body skipped unread; a length inside a body that exceeds the frame
+// is a ProtocolError too, so no declared length is ever allocated.
+// Node.Stop closes the node's client connections first and the other
+// nodes announce STATUS_CHANGE DOWN Config.DownDelay (500ms) later, as
+// gossip would: drivers such as the Python one ignore a DOWN for a host
+// they still hold open connections to.
 //
 // # Placement and storage
 //
@@ -62,7 +86,7 @@
 // # Limits
 //
 //   - Protocol v3/v4 only (gocql 1.x uses v4), no compression, no
-//     authentication, no paging (all rows in one page), no BATCH, no
+//     authentication, no tracing, no BATCH, no
 //     lightweight transactions (IF [NOT] EXISTS on data), no TTL (USING TTL
 //     and TIMESTAMP are parsed and ignored), no secondary indexes, no
 //     clustering or composite partition keys; consistency levels are

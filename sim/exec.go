@@ -38,6 +38,10 @@ type boundStmt struct {
 	skipMeta bool
 	ksession string
 	version  uint8
+	// result paging (paging.go): rows per page (<= 0: one page) and the
+	// state returned with the previous page
+	pageSize    int32
+	pagingState []byte
 }
 
 // prepared is a prepared statement of a node.
@@ -146,7 +150,8 @@ func (c *conn) run(version uint8, stream int16, p *plan, opts *message.QueryOpti
 			" markers(?) in CQL but " + itoa(len(opts.PositionalValues)) + " bound variables"}, nil)
 		return
 	}
-	b := &boundStmt{p: p, values: opts.PositionalValues, skipMeta: opts.SkipMetadata, ksession: sessionKS, version: version}
+	b := &boundStmt{p: p, values: opts.PositionalValues, skipMeta: opts.SkipMetadata, ksession: sessionKS, version: version,
+		pageSize: opts.PageSize, pagingState: opts.PagingState}
 	if p.isData() {
 		c.n.admit(&request{c: c, stream: stream, version: version, bound: b})
 		return
@@ -164,7 +169,10 @@ func errorMessage(err error) message.Message {
 	var ce *configErr
 	var ue *unavailableErr
 	var un *unauthorizedErr
+	var pe *protocolErr
 	switch {
+	case errors.As(err, &pe):
+		return &message.ProtocolError{ErrorMessage: pe.msg}
 	case errors.As(err, &se):
 		return &message.SyntaxError{ErrorMessage: se.msg}
 	case errors.As(err, &ie):
@@ -543,7 +551,11 @@ func (n *Node) selectSystem(b *boundStmt) message.Message {
 	if p.st.countStar {
 		return countResult(p, len(data))
 	}
-	return rowsResult(p, b, data)
+	page, state, err := pageOfRows(b, data)
+	if err != nil {
+		return errorMessage(err)
+	}
+	return rowsResult(p, b, page, state)
 }
 
 func countResult(p *plan, n int) message.Message {
@@ -551,10 +563,11 @@ func countResult(p *plan, n int) message.Message {
 	return &message.RowsResult{Metadata: &message.RowsMetadata{ColumnCount: 1, Columns: p.result}, Data: message.RowSet{{v}}}
 }
 
-func rowsResult(p *plan, b *boundStmt, data message.RowSet) message.Message {
-	md := &message.RowsMetadata{ColumnCount: int32(len(p.result)), Columns: p.result}
+// rowsResult answers rows; pagingState is non-nil when more pages follow.
+func rowsResult(p *plan, b *boundStmt, data message.RowSet, pagingState []byte) message.Message {
+	md := &message.RowsMetadata{ColumnCount: int32(len(p.result)), Columns: p.result, PagingState: pagingState}
 	if b.skipMeta {
-		md = &message.RowsMetadata{ColumnCount: int32(len(p.result))}
+		md = &message.RowsMetadata{ColumnCount: int32(len(p.result)), PagingState: pagingState}
 	}
 	return &message.RowsResult{Metadata: md, Data: data}
 }
@@ -665,6 +678,9 @@ func (n *Node) execData(b *boundStmt) message.Message {
 			if err != nil {
 				return errorMessage(err)
 			}
+			if b.pageSize > 0 && !st.countStar {
+				return n.scanPage(b, from, fromEx, to, toEx, limit)
+			}
 			sr, err := n.scanRows(p.ks, td, from, fromEx, limit)
 			if err != nil {
 				return errorMessage(err)
@@ -679,17 +695,7 @@ func (n *Node) execData(b *boundStmt) message.Message {
 		if st.countStar {
 			return countResult(p, len(rows))
 		}
-		data := make(message.RowSet, len(rows))
-		for i, vals := range rows {
-			row := make(message.Row, len(p.sel))
-			for j, ci := range p.sel {
-				if ci < len(vals) {
-					row[j] = vals[ci]
-				}
-			}
-			data[i] = row
-		}
-		return rowsResult(p, b, data)
+		return rowsResult(p, b, project(p, rows), nil)
 	case stInsert, stUpdate, stDelete:
 		m := &mutation{Keyspace: p.ks, Table: td.name}
 		var err error

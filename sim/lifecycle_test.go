@@ -135,6 +135,22 @@ func TestAdminHTTP(t *testing.T) {
 	assert.Contains(t, m["error"], "MeanService")
 	code, _ = post("/model", `{"NoSuchField": 1}`)
 	assert.Equal(t, 400, code)
+	before := n.Model()
+	for body, want := range map[string]string{
+		`{"Workers": 0}`:                "Workers = 0, allowed 1..1024",
+		`{"Slowdown": 0}`:               "Slowdown = 0",
+		`{"Workers": 2} {"Workers": 3}`: "more data after it",
+		`{"Workers": 2} trailing`:       "more data after it",
+		`{"Workers": 2}]`:               "more data after it",
+	} {
+		code, m = post("/model", body)
+		assert.Equal(t, 400, code, body)
+		assert.Contains(t, m["error"], want, body)
+	}
+	assert.Equal(t, before, n.Model(), "a refused POST changes nothing")
+	code, m = post("/model", "{\"Workers\": 2}\n")
+	require.Equal(t, 200, code, m)
+	assert.Equal(t, 2, n.Model().Workers, "trailing white space is fine")
 
 	code, _ = post("/pause?for=200ms", "")
 	assert.Equal(t, 200, code)

@@ -19,6 +19,7 @@ type NodeStats struct {
 	Errors   uint64   // data requests answered with an error (injected or invalid)
 	QueueLen int      // data requests waiting for a worker
 	InFlight int      // data requests received and not yet answered (waiting + in service)
+	Dropped  uint64   // client connections dropped because they did not read their responses (Config.WriteQueueBytes)
 	Windows  []uint64 // successful data requests served per 100 ms window since the cluster started
 }
 
@@ -52,6 +53,7 @@ type Node struct {
 	inService atomic.Int64
 	served    atomic.Uint64
 	errors    atomic.Uint64
+	slowDrops atomic.Uint64 // connections dropped for not reading
 	windows   windowCounter
 	admRng    struct {
 		sync.Mutex
@@ -67,6 +69,9 @@ type Node struct {
 	admin   *http.Server
 	adminLn net.Listener
 	connWG  sync.WaitGroup
+
+	statusMu  sync.Mutex    // orders this node's STATUS_CHANGE announcements
+	statusGen atomic.Uint64 // bumped by Stop and Restart; a pending DOWN of an older generation is dropped
 }
 
 const queueCap = 1 << 16
@@ -140,7 +145,7 @@ func (n *Node) Pause(d time.Duration) {
 // Stats returns a snapshot of the node's counters.
 func (n *Node) Stats() NodeStats {
 	w := n.waiting.Load()
-	return NodeStats{Served: n.served.Load(), Errors: n.errors.Load(), QueueLen: int(w),
+	return NodeStats{Served: n.served.Load(), Errors: n.errors.Load(), QueueLen: int(w), Dropped: n.slowDrops.Load(),
 		InFlight: int(w + n.inService.Load()), Windows: n.windows.snapshot(time.Now())}
 }
 
@@ -369,7 +374,9 @@ func (n *Node) dropConn(c *conn) {
 }
 
 // Stop takes the node down: its listener is closed and every client
-// connection dropped. Data and model are kept; Restart brings it back.
+// connection dropped; Config.DownDelay later the other nodes announce
+// STATUS_CHANGE DOWN (Stop does not wait for it). Data and model are kept;
+// Restart brings it back.
 func (n *Node) Stop() error {
 	n.mu.Lock()
 	if n.stopped {
@@ -392,8 +399,43 @@ func (n *Node) Stop() error {
 		c.close()
 	}
 	n.connWG.Wait()
-	n.c.broadcast(evStatus, n.statusEvent(primitive.StatusChangeTypeDown))
+	n.announceDown()
 	return err
+}
+
+// announceDown sends STATUS_CHANGE DOWN to the other nodes' registered
+// clients Config.DownDelay after the node's own connections were closed,
+// unless the node was restarted meanwhile or the cluster closed.
+func (n *Node) announceDown() {
+	gen := n.statusGen.Add(1)
+	select {
+	case <-n.c.done:
+		return
+	default:
+	}
+	send := func() {
+		n.statusMu.Lock()
+		defer n.statusMu.Unlock()
+		if n.statusGen.Load() == gen {
+			n.c.broadcast(evStatus, n.statusEvent(primitive.StatusChangeTypeDown))
+		}
+	}
+	d := n.c.limits.DownDelay
+	if d <= 0 {
+		send()
+		return
+	}
+	n.c.wg.Add(1)
+	go func() {
+		defer n.c.wg.Done()
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			send()
+		case <-n.c.done:
+		}
+	}()
 }
 
 func (n *Node) statusEvent(t primitive.StatusChangeType) message.Message {
@@ -418,7 +460,10 @@ func (n *Node) Restart() error {
 		return fmt.Errorf("sim: restart %s: %w", n.m.ip, err)
 	}
 	n.serve(ln)
+	n.statusMu.Lock()
+	n.statusGen.Add(1) // a DOWN still pending is not sent any more
 	n.c.broadcast(evStatus, n.statusEvent(primitive.StatusChangeTypeUp))
+	n.statusMu.Unlock()
 	return nil
 }
 

@@ -35,6 +35,10 @@ type NodeConfig struct {
 	Model       ServiceModel // zero fields take DefaultModel values
 	Feedback    bool         // attach queue length & service time in the custom payload
 	Seed        int64        // seeds host ids, service times and fluctuation phases
+
+	MaxFrameSize    int           // as Config.MaxFrameSize
+	WriteQueueBytes int           // as Config.WriteQueueBytes
+	DownDelay       time.Duration // as Config.DownDelay (this process announces no peer's DOWN)
 }
 
 // StartNode starts one node of a multi-process cluster. The returned
@@ -55,8 +59,13 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Cluster, error) {
 	if err := cfg.Model.Validate(); err != nil {
 		return nil, err
 	}
+	limits := connLimits{MaxFrameSize: cfg.MaxFrameSize, WriteQueueBytes: cfg.WriteQueueBytes, DownDelay: cfg.DownDelay}.withDefaults()
+	if err := limits.validate("NodeConfig"); err != nil {
+		return nil, err
+	}
 	all := append([]PeerConfig{cfg.Self}, cfg.Peers...)
 	c := newCluster(cfg.ClusterName, cfg.Feedback)
+	c.limits = limits
 	c.httpClient = &http.Client{Timeout: 10 * time.Second}
 	seen := map[string]bool{}
 	for i, p := range all {

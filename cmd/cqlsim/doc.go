@@ -16,12 +16,20 @@
 // evenly split token of their position in the list. Writes are forwarded to
 // replica peers and DDL to all peers over the admin port.
 //
+// Sized flags out of their range (-nodes 1..64, -dcs 1..nodes, -racks
+// 1..64, -vnodes 1..256, ...) are errors naming the flag and the range.
+// Client connections: -max-frame-size (16 MiB, Cassandra's
+// native_transport_max_frame_size) caps a request frame, -write-queue-bytes
+// (16 MiB) bounds the responses queued for a client before one that does
+// not read is disconnected, -down-delay (500ms) is how long after a node
+// stops (its connections closed) the others announce it DOWN.
+//
 // Every flag can also be set from the environment as CQLSIM_<FLAG> with
 // dashes turned into underscores (CQLSIM_ADVERTISE=10.0.0.3); flags win.
 //
 // On start cqlsim prints one line per node (address, dc, rack, tokens,
 // admin URL) and then a line "cqlsim ready hosts=<ip,...> port=<port>".
-// Each node's admin endpoint serves GET /stats, GET|POST /model (JSON, partial
-// updates, durations as "4ms"), POST /pause?for=300ms, POST /stop|/restart.
+// Each node's admin endpoint serves GET /stats, GET|POST /model (one JSON
+// object, partial updates, durations as "4ms", a given 0 is a value), POST /pause?for=300ms, POST /stop|/restart.
 // SIGINT/SIGTERM stop everything.
 package main

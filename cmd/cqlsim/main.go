@@ -33,6 +33,10 @@ type options struct {
 	seed     int64
 	feedback bool
 	model    sim.ServiceModel
+	// connection limits
+	maxFrameSize    int
+	writeQueueBytes int
+	downDelay       time.Duration
 }
 
 // parseFlags parses args with defaults taken from CQLSIM_* variables of getenv.
@@ -42,9 +46,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*o
 	fs.SetOutput(stderr)
 	m := &o.model
 	fs.IntVar(&o.nodes, "nodes", 3, "cluster mode: number of nodes (1..64)")
-	fs.IntVar(&o.dcs, "dcs", 1, "cluster mode: datacenters; nodes assigned round robin to dc1..dcK")
-	fs.IntVar(&o.racks, "racks", 1, "cluster mode: racks per datacenter")
-	fs.IntVar(&o.vnodes, "vnodes", 1, "cluster mode: tokens per node (1 = evenly spaced, >1 = random from -seed)")
+	fs.IntVar(&o.dcs, "dcs", 1, "cluster mode: datacenters (1..nodes); nodes assigned round robin to dc1..dcK")
+	fs.IntVar(&o.racks, "racks", 1, "cluster mode: racks per datacenter (1..64)")
+	fs.IntVar(&o.vnodes, "vnodes", 1, "cluster mode: tokens per node (1..256; 1 = evenly spaced, >1 = random from -seed)")
 	fs.StringVar(&o.firstIP, "first-ip", "127.0.0.1", "cluster mode: address of node 0; node i listens on first-ip+i")
 	fs.BoolVar(&o.admin, "admin", true, "cluster mode: start a JSON admin endpoint per node")
 	fs.StringVar(&o.cluster, "cluster", "", "node mode: every member as ip[/dc[/rack[/tok;tok]]][@adminhost:port], comma separated, same list in every process")
@@ -65,6 +69,12 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*o
 	fs.DurationVar(&m.PauseFor, "pause-for", 0, "length of each periodic pause")
 	fs.Float64Var(&m.ErrorRate, "error-rate", 0, "probability (0..1) that a data request fails with -injected-error")
 	fs.StringVar(&m.InjectedError, "injected-error", "overloaded", "overloaded | unavailable | read_timeout")
+	fs.IntVar(&o.maxFrameSize, "max-frame-size", sim.DefaultMaxFrameSize,
+		"largest request frame in bytes, header included (native_transport_max_frame_size; 4096..2047 MiB); longer ones get a ProtocolError")
+	fs.IntVar(&o.writeQueueBytes, "write-queue-bytes", sim.DefaultWriteQueueBytes,
+		"responses queued per client connection before a client that does not read is disconnected (64 KiB..1 GiB)")
+	fs.DurationVar(&o.downDelay, "down-delay", sim.DefaultDownDelay,
+		"after a node stops and its connections close, the delay before the others announce it DOWN (0..1m)")
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
 		name := "CQLSIM_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
@@ -83,6 +93,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*o
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	if err := o.checkRanges(); err != nil {
+		return nil, err
+	}
 	if m.ZeroService {
 		m.MeanService = 0
 	}
@@ -93,6 +106,39 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*o
 		return nil, errors.New("-cluster needs -advertise (this node's address) to run in node mode")
 	}
 	return o, nil
+}
+
+// checkRanges rejects flag values out of their documented range, naming
+// the flag (sim.Config would take 0 as "default" instead).
+func (o *options) checkRanges() error {
+	for _, f := range []struct {
+		name      string
+		v, lo, hi int
+	}{
+		{"nodes", o.nodes, 1, 64},
+		{"dcs", o.dcs, 1, max(o.nodes, 1)},
+		{"racks", o.racks, 1, 64},
+		{"vnodes", o.vnodes, 1, 256},
+		{"port", o.port, 0, 65535},
+		{"max-frame-size", o.maxFrameSize, 4 << 10, 2047 << 20},
+		{"write-queue-bytes", o.writeQueueBytes, 64 << 10, 1 << 30},
+	} {
+		if f.v < f.lo || f.v > f.hi {
+			return fmt.Errorf("-%s = %d, allowed %d..%d", f.name, f.v, f.lo, f.hi)
+		}
+	}
+	if o.downDelay < 0 || o.downDelay > time.Minute {
+		return fmt.Errorf("-down-delay = %v, allowed 0s..1m", o.downDelay)
+	}
+	return nil
+}
+
+// downDelay converts -down-delay to Config.DownDelay (where 0 means default).
+func (o *options) downDelayConfig() time.Duration {
+	if o.downDelay == 0 {
+		return -1
+	}
+	return o.downDelay
 }
 
 // parseMembers parses the -cluster list.
@@ -148,7 +194,8 @@ func parseMembers(spec string, adminPort int) ([]sim.PeerConfig, error) {
 func start(ctx context.Context, o *options) (*sim.Cluster, error) {
 	if o.advertise == "" {
 		return sim.Start(ctx, sim.Config{Nodes: o.nodes, DCs: o.dcs, Racks: o.racks, VNodes: o.vnodes,
-			FirstIP: o.firstIP, Port: o.port, Model: o.model, Feedback: o.feedback, Seed: o.seed, AdminHTTP: o.admin})
+			FirstIP: o.firstIP, Port: o.port, Model: o.model, Feedback: o.feedback, Seed: o.seed, AdminHTTP: o.admin,
+			MaxFrameSize: o.maxFrameSize, WriteQueueBytes: o.writeQueueBytes, DownDelay: o.downDelayConfig()})
 	}
 	if o.adminPort < 1 || o.adminPort > 65535 {
 		return nil, fmt.Errorf("-admin-port = %d, allowed 1..65535", o.adminPort)
@@ -186,7 +233,8 @@ func start(ctx context.Context, o *options) (*sim.Cluster, error) {
 	}
 	return sim.StartNode(ctx, sim.NodeConfig{Self: members[self], Listen: o.listen, Port: port,
 		AdminListen: adminListen, Peers: peers, ClusterName: o.clusterName, Model: o.model,
-		Feedback: o.feedback, Seed: o.seed})
+		Feedback: o.feedback, Seed: o.seed,
+		MaxFrameSize: o.maxFrameSize, WriteQueueBytes: o.writeQueueBytes, DownDelay: o.downDelayConfig()})
 }
 
 // describe prints the nodes' addresses and the ready line.

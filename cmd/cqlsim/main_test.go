@@ -221,3 +221,38 @@ func TestNodeModeSeparateProcesses(t *testing.T) {
 		s1.Close()
 	}
 }
+
+// TestFlagRanges checks that every sized flag outside its documented range
+// is an error naming the flag and the range (sim.Config would silently
+// take 0 as its default).
+func TestFlagRanges(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-nodes", "0"}, "-nodes = 0, allowed 1..64"},
+		{[]string{"-nodes", "65"}, "-nodes = 65, allowed 1..64"},
+		{[]string{"-dcs", "0"}, "-dcs = 0, allowed 1..3"},
+		{[]string{"-nodes", "2", "-dcs", "3"}, "-dcs = 3, allowed 1..2"},
+		{[]string{"-racks", "0"}, "-racks = 0, allowed 1..64"},
+		{[]string{"-vnodes", "0"}, "-vnodes = 0, allowed 1..256"},
+		{[]string{"-vnodes", "257"}, "-vnodes = 257, allowed 1..256"},
+		{[]string{"-port", "-1"}, "-port = -1, allowed 0..65535"},
+		{[]string{"-max-frame-size", "100"}, "-max-frame-size = 100, allowed 4096..2146435072"},
+		{[]string{"-write-queue-bytes", "0"}, "-write-queue-bytes = 0, allowed 65536..1073741824"},
+		{[]string{"-down-delay", "-1s"}, "-down-delay = -1s, allowed 0s..1m"},
+	} {
+		_, err := parseFlags(tc.args, noEnv, io.Discard)
+		assert.EqualError(t, err, tc.want, "%v", tc.args)
+	}
+	_, err := parseFlags(nil, func(k string) string {
+		if k == "CQLSIM_NODES" {
+			return "0"
+		}
+		return ""
+	}, io.Discard)
+	assert.EqualError(t, err, "-nodes = 0, allowed 1..64", "from the environment too")
+	o, err := parseFlags([]string{"-nodes", "64", "-dcs", "64", "-racks", "64", "-vnodes", "256", "-down-delay", "0"}, noEnv, io.Discard)
+	require.NoError(t, err, "the bounds themselves are allowed")
+	assert.Equal(t, time.Duration(-1), o.downDelayConfig(), "-down-delay 0 = at once")
+}
