@@ -54,6 +54,9 @@ type options struct {
 	// utilization, when > 0, derived the target rate from the embedded
 	// cluster's average service capacity (-utilization).
 	utilization float64
+	// retries is the number of retries of gocql's SimpleRetryPolicy (each
+	// on the next host of the plan); 0 = no retry policy (-retries).
+	retries int
 }
 
 // propFlags collects repeated -p key=value.
@@ -132,6 +135,11 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		clients     = fs.Int("clients", 1, "independent clients sharing the cluster (1..64): each its own session and policy instance; threads, target and ops are split among them")
 		skew        = fs.String("demand-skew", "", "P/Q: P % of the clients issue Q % of the requests (C3 §6, e.g. 20/80); empty = even split")
 		util        = fs.Float64("utilization", 0, "embedded cluster: set the target to this fraction (0 < U < 1) of the cluster's average service capacity; 0 = off")
+		errRate     = fs.Float64("error-rate", 0.5, "error-node: fraction of the node's requests that fail (0..1)")
+		errKind     = fs.String("error-kind", "overloaded", "error-node: overloaded | unavailable | read_timeout (after service)")
+		faultUntil  = fs.Float64("fault-until", -1, "error-node, recovering: fraction of the run when the fault ends (-1 = error-node: never, recovering: 0.5)")
+		flapEvery   = fs.Duration("flap-every", 2*time.Second, "flapping: the node is down for the first half of every such period")
+		retries     = fs.Int("retries", 0, "gocql SimpleRetryPolicy retries, each on the next host of the plan (0 = no retry policy, failures reach the client)")
 		list        = fs.Bool("list-policies", false, "print the policy names, one per line (each also runs as <policy>"+hedgeSuffix+"), and exit")
 	)
 	fs.Var(props, "p", "workload property key=value (repeatable), as YCSB's -p")
@@ -266,7 +274,26 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	o.scenario = sc
 	o.params = scenarioParams{node: *node, slowdown: *slowdown, fluctuation: *fluct, fluctD: *fluctD,
-		pauseEvery: *pauseEvery, pauseFor: *pauseFor, downAt: *downAt, upAt: *upAt, shiftAt: *shiftAt}
+		pauseEvery: *pauseEvery, pauseFor: *pauseFor, downAt: *downAt, upAt: *upAt, shiftAt: *shiftAt,
+		errorRate: *errRate, errorKind: *errKind, faultUntil: *faultUntil, flapEvery: *flapEvery}
+	if !(*errRate >= 0 && *errRate <= 1) {
+		return nil, badFlag("error-rate", *errRate, "a fraction in [0, 1]")
+	}
+	switch *errKind {
+	case "overloaded", "unavailable", "read_timeout":
+	default:
+		return nil, badFlag("error-kind", *errKind, "overloaded, unavailable, read_timeout")
+	}
+	if *faultUntil != -1 && !(*faultUntil > 0 && *faultUntil <= 1) {
+		return nil, badFlag("fault-until", *faultUntil, "a fraction of the run in (0, 1], or -1 for the scenario's default")
+	}
+	if *flapEvery < 20*time.Millisecond || *flapEvery > time.Hour {
+		return nil, badFlag("flap-every", *flapEvery, "20ms..1h")
+	}
+	if *retries < 0 || *retries > 10 {
+		return nil, badFlag("retries", *retries, "0..10 (0 = no retry policy)")
+	}
+	o.retries = *retries
 	if *node != "" && net.ParseIP(*node) == nil {
 		return nil, badFlag("scenario-node", *node, "the IP of one node, e.g. 127.0.0.3")
 	}

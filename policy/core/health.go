@@ -1,17 +1,20 @@
 package core
 
 // DemoteUnhealthy applies the health rule of the success-prioritized
-// fallback cascade before any speed ranking: a candidate whose success rate
+// fallback cascade before any speed ranking. A candidate whose success rate
 // (Candidate.Success, 0..1) is within tolerance of the best candidate's
-// (Success >= best*(1-tolerance)) stays eligible; a materially less healthy
-// one stays eligible only with probability (Success/best)^3 (the cascade's
-// weight, success rate cubed) and is otherwise marked Demoted, which the
-// orderings place behind every candidate that is not. The healthiest
-// candidate is never demoted, so when every replica fails alike none is
-// (the cascade: "when all nodes are suffering, distribute proportionally").
-// Recovery: a host that stops failing regains eligibility as its rolling
-// success rate rises, and a demoted host that gets no traffic at all still
-// receives probes (PromoteStale). It reports how many were demoted.
+// (Success >= best*(1-tolerance)) is healthy. When some are not, one
+// candidate is drawn with probability proportional to its weight
+// (Success/best)^3 (the cascade's weighted pick, success rate cubed): every
+// less healthy candidate except the drawn one is marked Demoted, which the
+// orderings place behind every candidate that is not. So a replica failing
+// half of its requests next to two healthy ones stays a first choice in
+// about 0.125/2.125 = 6 % of picks, one that always fails only through
+// probes, and when every replica fails alike none is demoted (the cascade:
+// "when all nodes are suffering, distribute proportionally"). Recovery: a
+// host that stops failing regains its place as its rolling success rate
+// rises, and a demoted host that gets no traffic at all still receives
+// probes (PromoteStale). It reports how many were demoted.
 func DemoteUnhealthy(c []Candidate, r *Rand, tolerance float64) int {
 	best := 0.0
 	for i := range c {
@@ -23,18 +26,33 @@ func DemoteUnhealthy(c []Candidate, r *Rand, tolerance float64) int {
 		return 0
 	}
 	cut := best * (1 - tolerance)
+	var sum float64
+	unhealthy := 0
+	for i := range c {
+		w := c[i].Success / best
+		sum += w * w * w
+		if c[i].Success < cut {
+			unhealthy++
+		}
+	}
+	if unhealthy == 0 {
+		return 0
+	}
+	u := r.Float() * sum
+	drawn := len(c) - 1
+	for i := range c {
+		w := c[i].Success / best
+		if u -= w * w * w; u < 0 {
+			drawn = i
+			break
+		}
+	}
 	n := 0
 	for i := range c {
-		s := c[i].Success
-		if s >= cut {
-			continue
+		if i != drawn && c[i].Success < cut {
+			c[i].Demoted = true
+			n++
 		}
-		w := s / best
-		if r.Float() < w*w*w {
-			continue
-		}
-		c[i].Demoted = true
-		n++
 	}
 	return n
 }
