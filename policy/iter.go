@@ -228,6 +228,7 @@ func (st *queryState) rank() {
 		}
 		if n := core.DemoteUnhealthy(c, &st.rnd, p.cfg.healthTol); n > 0 {
 			p.demoted.Add(uint64(n))
+			core.ProbeDemoted(c)
 		}
 		core.OrderP2C(c, &st.rnd)
 		if p.cfg.probeP > 0 && st.rnd.Float() < p.cfg.probeP && core.PromoteStale(c, len(c)) {
@@ -266,6 +267,7 @@ func (st *queryState) rankC3(c []core.Candidate) {
 	}
 	if n := core.DemoteUnhealthy(c, &st.rnd, cfg.healthTol); n > 0 {
 		p.demoted.Add(uint64(n))
+		core.ProbeDemoted(c)
 	}
 	eligible := core.OrderByScore(c, &st.rnd, cfg.jitter)
 	// Probes may pick any replica, demoted ones included: a host that fails

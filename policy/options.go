@@ -224,8 +224,9 @@ func WithJitter(f float64) Option {
 }
 
 // WithProbe sets recovery probing (C3 and P2C): with probability p a request goes
-// first to a replica that has not responded for at least after and has
-// nothing outstanding (a host that ranks last never gets fresh measurements
+// first to a replica that has not responded for at least after, or has
+// been ranked last for its health (WithHealthTolerance), and has nothing
+// outstanding (a host that ranks last never gets fresh measurements
 // otherwise; a host that still owes responses will be measured when they
 // return, so probing it would only add requests to a stall). Defaults 0.01 and 1s.
 // Allowed p 0..1, after 1ms..1h.

@@ -73,3 +73,16 @@ func demotedLast(c []Candidate) int {
 	}
 	return k
 }
+
+// ProbeDemoted marks every Demoted candidate with nothing in flight as
+// Stale, i.e. a probe target (PromoteStale) without waiting for ProbeAfter:
+// a demoted host's success rate changes only through new samples, so the
+// time until a recovered host is seen to be healthy is the time until its
+// next probe.
+func ProbeDemoted(c []Candidate) {
+	for i := range c {
+		if c[i].Demoted && c[i].InFlight == 0 {
+			c[i].Stale = true
+		}
+	}
+}
