@@ -223,7 +223,7 @@ func (st *queryState) rank() {
 			h := t.hosts[c[k].Host].h
 			c[k].InFlight = h.Outstanding(now)
 			c[k].Busy = h.Busy(now, int64(p.cfg.busyInFlight), p.cfg.busyNoResponse)
-			c[k].Success = h.SuccessRate(now)
+			c[k].Success = float32(h.SuccessRate(now))
 			c[k].Stale = c[k].InFlight == 0 && h.SinceResponse(now) >= p.cfg.probeAfter
 		}
 		if n := core.DemoteUnhealthy(c, &st.rnd, p.cfg.healthTol); n > 0 {
@@ -260,7 +260,7 @@ func (st *queryState) rankC3(c []core.Candidate) {
 		c[k].InFlight = v.Outstanding()
 		c[k].Busy = v.Busy(busyN, cfg.busyNoResponse)
 		c[k].Stale = v.InFlight == 0 && v.SinceResponse >= cfg.probeAfter
-		c[k].Success = v.SuccessRate
+		c[k].Success = float32(v.SuccessRate)
 		if limited {
 			c[k].InRate = !p.stalled(v) && h.WithinRate(now)
 		}

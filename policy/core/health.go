@@ -18,8 +18,8 @@ package core
 func DemoteUnhealthy(c []Candidate, r *Rand, tolerance float64) int {
 	best := 0.0
 	for i := range c {
-		if c[i].Success > best {
-			best = c[i].Success
+		if s := float64(c[i].Success); s > best {
+			best = s
 		}
 	}
 	if best <= 0 {
@@ -29,9 +29,9 @@ func DemoteUnhealthy(c []Candidate, r *Rand, tolerance float64) int {
 	var sum float64
 	unhealthy := 0
 	for i := range c {
-		w := c[i].Success / best
+		w := float64(c[i].Success) / best
 		sum += w * w * w
-		if c[i].Success < cut {
+		if float64(c[i].Success) < cut {
 			unhealthy++
 		}
 	}
@@ -41,7 +41,7 @@ func DemoteUnhealthy(c []Candidate, r *Rand, tolerance float64) int {
 	u := r.Float() * sum
 	drawn := len(c) - 1
 	for i := range c {
-		w := c[i].Success / best
+		w := float64(c[i].Success) / best
 		if u -= w * w * w; u < 0 {
 			drawn = i
 			break
@@ -49,7 +49,7 @@ func DemoteUnhealthy(c []Candidate, r *Rand, tolerance float64) int {
 	}
 	n := 0
 	for i := range c {
-		if i != drawn && c[i].Success < cut {
+		if i != drawn && float64(c[i].Success) < cut {
 			c[i].Demoted = true
 			n++
 		}

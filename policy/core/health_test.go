@@ -18,7 +18,7 @@ func TestDemoteUnhealthyWeights(t *testing.T) {
 		const n = 40000
 		for i := 0; i < n; i++ {
 			c := cands(1, 1, 1)
-			c[0].Success, c[1].Success, c[2].Success = 1, 1, s
+			c[0].Success, c[1].Success, c[2].Success = 1, 1, float32(s)
 			d := DemoteUnhealthy(c, &r, 0.05)
 			require.LessOrEqual(t, d, 1)
 			require.False(t, c[0].Demoted || c[1].Demoted, "healthy replicas are never demoted")

@@ -15,12 +15,12 @@ func C3Score(responseTime, serviceTime, queueSize float64, inFlight int64, w flo
 // Candidate is one host being ranked for a request.
 type Candidate struct {
 	Host     int32   // caller's handle
+	Success  float32 // rolling success rate 0..1 (DemoteUnhealthy reads it); float32 keeps Candidate at 32 bytes
 	Score    float64 // lower is better (C3: Psi_s adjusted by the caller)
 	InFlight int64   // os_s (P2C compares these)
 	Busy     bool    // DataStax busy-node condition
 	InRate   bool    // within its sending rate (Algorithm 1)
 	Stale    bool    // no response for a while: worth probing
-	Success  float64 // rolling success rate 0..1 (DemoteUnhealthy reads it)
 	Demoted  bool    // materially less healthy than the best (DemoteUnhealthy): ordered last
 	tie      uint32
 }
