@@ -32,9 +32,9 @@
 // the cascade's weighted pick (weight (rate/best)^3) draws it, whatever its
 // score or in-flight count: next to two healthy replicas, one failing half
 // of its requests is a first choice in about 6 % of picks, one failing all
-// only through probes. The score itself ignores health: dividing it by
-// successRate^3 (as before) lost to qhat^3 — one more request in flight on a
-// healthy replica outweighed a 50 % failure rate. What an error's latency
+// only through probes. The score itself ignores health: a penalty such as
+// dividing it by successRate^3 loses to qhat^3 (one more request in flight
+// on a healthy replica outweighs a 50 % failure rate). What an error's latency
 // contributes, by kind (classify, tracker.Host.Observe):
 //
 //	Overloaded, Unavailable, other server  Failure; answered at once, so the
