@@ -23,15 +23,39 @@
 // other than Murmur3) a random sample of up to MaxCandidates local hosts is
 // ranked instead of the replicas.
 //
-// Strategies: C3 (default): sort by Psi_s = R_s - 1/mu_s + qhat^3/mu_s with
-// qhat = 1 + os_s*w + q_s, divided by successRate^3 so that hosts answering
-// with errors (fast failures) sink; busy hosts last while a majority is
-// healthy; with probability ProbeProbability a replica without a response for
-// ProbeAfter goes first (recovery probing); then Algorithm 1: the first
-// replica within its CUBIC sending rate, else wait for the next rate window at
-// most MaxBackpressureWait and send to the best replica anyway. P2C: DataStax
-// power of two random choices on in-flight counts, busy hosts last.
+// Strategies: C3 (default): health first, then sort by Psi_s = R_s - 1/mu_s +
+// qhat^3/mu_s with qhat = 1 + os_s*w + q_s; busy hosts last while a majority
+// is healthy; with probability ProbeProbability a replica without a response
+// for ProbeAfter, or one ranked last for its health, goes first (recovery
+// probing); then Algorithm 1: the first replica within its CUBIC sending
+// rate, else wait for the next rate window at most MaxBackpressureWait and
+// send to the best replica anyway. P2C: health first, then DataStax power of
+// two random choices on in-flight counts, busy hosts last, probes as for C3.
 // RoundRobin: rotation over the replicas, the baseline.
+//
+// Failures (after the success-prioritized fallback cascade): a replica whose
+// rolling success rate is materially below the best candidate's (more than
+// HealthTolerance, 5 %, below) is ranked behind the healthier ones unless
+// the cascade's weighted pick (weight (rate/best)^3) draws it, whatever its
+// score or in-flight count: next to two healthy replicas, one failing half
+// of its requests is a first choice in about 6 % of picks, one failing all
+// only through probes. The score itself ignores health: a penalty such as
+// dividing it by successRate^3 loses to qhat^3 (one more request in flight
+// on a healthy replica outweighs a 50 % failure rate). What an error's latency
+// contributes, by kind (classify, tracker.Host.Observe):
+//
+//	Overloaded, Unavailable, other server  Failure; answered at once, so the
+//	  errors                               latency is ignored unless above R_s
+//	read/write timeout (after the server   Failure; the latency is above R_s
+//	  waited)                              and raises it
+//	client timeout (ErrTimeoutNoResponse)  Lost; raises R_s (latency >= timeout)
+//	broken or refused connection           Lost; at once, ignored
+//
+// An error's latency is a lower bound of what a success would have taken:
+// it moves R_s only upward, so fast failures never make a host look fast.
+// Recovery: the success buckets roll (6 x 500 ms), so a host that stops
+// failing regains its place within about 1.5 s at equal traffic, and probes
+// reach it while it gets none.
 //
 // Two departures from the paper's Algorithms 1 and 2, both measured (see
 // docs/RESULTS.md): a stalled host (one that owes responses and has been
@@ -76,7 +100,7 @@
 // 200ms without response, stalled after max(10ms, 4*R_s) of silence, CUBIC delta 20ms, beta 0.2, saddle 100ms,
 // hysteresis 40ms, s_max 10, initial rate 100/delta, MaxBackpressureWait 1ms,
 // jitter 0.05, probe probability 0.01 after 1s, MaxCandidates 8, EWMA alpha
-// 0.1.
+// 0.1, HealthTolerance 0.05, success buckets of 500ms.
 //
 // The hot path (Pick, NextHost, Mark) allocates nothing for non-idempotent
 // queries (per-query state is pooled; see Pick) and takes no lock shared

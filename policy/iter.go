@@ -223,15 +223,25 @@ func (st *queryState) rank() {
 			h := t.hosts[c[k].Host].h
 			c[k].InFlight = h.Outstanding(now)
 			c[k].Busy = h.Busy(now, int64(p.cfg.busyInFlight), p.cfg.busyNoResponse)
+			c[k].Success = float32(h.SuccessRate(now))
+			c[k].Stale = c[k].InFlight == 0 && h.SinceResponse(now) >= p.cfg.probeAfter
+		}
+		if n := core.DemoteUnhealthy(c, &st.rnd, p.cfg.healthTol); n > 0 {
+			p.demoted.Add(uint64(n))
+			core.ProbeDemoted(c)
 		}
 		core.OrderP2C(c, &st.rnd)
+		if p.cfg.probeP > 0 && st.rnd.Float() < p.cfg.probeP && core.PromoteStale(c, len(c)) {
+			p.probes.Add(1)
+		}
 	default:
 		st.rankC3(c)
 	}
 }
 
-// rankC3 implements Algorithm 1 with the C3 score: sort by score (busy hosts
-// last while a majority is healthy), occasionally probe a stale replica, then
+// rankC3 implements Algorithm 1 with the C3 score: materially less healthy
+// replicas last (core.DemoteUnhealthy), sort by score (busy hosts last while
+// a majority is healthy), occasionally probe a stale replica, then
 // send to the first replica within its rate; if none is, wait for the next
 // rate window (bounded by MaxBackpressureWait) and then send to the best
 // within rate, or to the best replica anyway.
@@ -250,12 +260,19 @@ func (st *queryState) rankC3(c []core.Candidate) {
 		c[k].InFlight = v.Outstanding()
 		c[k].Busy = v.Busy(busyN, cfg.busyNoResponse)
 		c[k].Stale = v.InFlight == 0 && v.SinceResponse >= cfg.probeAfter
+		c[k].Success = float32(v.SuccessRate)
 		if limited {
 			c[k].InRate = !p.stalled(v) && h.WithinRate(now)
 		}
 	}
+	if n := core.DemoteUnhealthy(c, &st.rnd, cfg.healthTol); n > 0 {
+		p.demoted.Add(uint64(n))
+		core.ProbeDemoted(c)
+	}
 	eligible := core.OrderByScore(c, &st.rnd, cfg.jitter)
-	if cfg.probeP > 0 && st.rnd.Float() < cfg.probeP && core.PromoteStale(c, eligible) {
+	// Probes may pick any replica, demoted ones included: a host that fails
+	// no longer gets traffic otherwise, and its recovery would go unseen.
+	if cfg.probeP > 0 && st.rnd.Float() < cfg.probeP && core.PromoteStale(c, len(c)) {
 		p.probes.Add(1)
 		return
 	}
@@ -282,14 +299,12 @@ func (st *queryState) rankC3(c []core.Candidate) {
 	p.overRate.Add(1) // send to the best replica anyway
 }
 
-// score is the C3 score of a host's view, Psi_s divided by successRate^3 so
-// that hosts answering with errors sink.
+// score is the C3 score Psi_s of a host's view. Health is not part of it:
+// dividing by successRate^3 is no match for qhat^3 (one more request in
+// flight on a healthy replica outweighs a 50 % failure rate), so health
+// orders replicas before the score does (core.DemoteUnhealthy).
 func (p *Policy) score(v tracker.View) float64 {
-	s := core.C3Score(v.ResponseTime, v.ServiceTime, v.QueueSize, v.Outstanding(), p.cfg.weight)
-	if sr := v.SuccessRate; sr < 1 {
-		s /= sr * sr * sr
-	}
-	return s
+	return core.C3Score(v.ResponseTime, v.ServiceTime, v.QueueSize, v.Outstanding(), p.cfg.weight)
 }
 
 // stalled reports whether a host owes responses and has been silent for

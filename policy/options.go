@@ -14,11 +14,13 @@ type Strategy int
 
 const (
 	// C3 ranks replicas by the C3 score Psi_s = R_s - 1/mu_s + qhat_s^3/mu_s
-	// (qhat_s = 1 + os_s*w + q_s), divided by successRate^3, with busy hosts
-	// last and CUBIC rate control with bounded backpressure. The default.
+	// (qhat_s = 1 + os_s*w + q_s), materially less healthy replicas last
+	// (WithHealthTolerance), busy hosts last and CUBIC rate control with
+	// bounded backpressure. The default.
 	C3 Strategy = iota
 	// P2C is the DataStax drivers' power of two random choices on in-flight
-	// counts, with busy hosts last. No rate control.
+	// counts, with materially less healthy replicas and busy hosts last. No
+	// rate control.
 	P2C
 	// RoundRobin rotates through the replicas; the baseline. No busy rule, no
 	// rate control.
@@ -73,6 +75,7 @@ type config struct {
 	probeP         float64
 	probeAfter     time.Duration
 	maxCandidates  int
+	healthTol      float64
 	tracker        tracker.Config
 	feedbackQ      string
 	feedbackST     string
@@ -96,6 +99,7 @@ func defaultConfig() config {
 		probeP:         0.01,
 		probeAfter:     time.Second,
 		maxCandidates:  8,
+		healthTol:      0.05,
 		feedbackQ:      DefaultFeedbackQueueKey,
 		feedbackST:     DefaultFeedbackServiceTimeKey,
 	}
@@ -228,9 +232,10 @@ func WithJitter(f float64) Option {
 	}
 }
 
-// WithProbe sets recovery probing for C3: with probability p a request goes
-// first to a replica that has not responded for at least after and has
-// nothing outstanding (a host that ranks last never gets fresh measurements
+// WithProbe sets recovery probing (C3 and P2C): with probability p a request goes
+// first to a replica that has not responded for at least after, or has
+// been ranked last for its health (WithHealthTolerance), and has nothing
+// outstanding (a host that ranks last never gets fresh measurements
 // otherwise; a host that still owes responses will be measured when they
 // return, so probing it would only add requests to a stall). Defaults 0.01 and 1s.
 // Allowed p 0..1, after 1ms..1h.

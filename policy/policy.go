@@ -46,6 +46,7 @@ type Policy struct {
 	waits      atomic.Uint64
 	overRate   atomic.Uint64
 	probes     atomic.Uint64
+	demoted    atomic.Uint64
 	abandoned  atomic.Uint64
 	noReplicas atomic.Uint64
 }

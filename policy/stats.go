@@ -14,8 +14,8 @@ type HostStats struct {
 	Rack    string
 	Up      bool
 	Local   bool
-	// Score is the host's C3 score (Psi_s divided by successRate^3, in
-	// nanoseconds) at the time of the snapshot, whatever the strategy.
+	// Score is the host's C3 score (Psi_s, in nanoseconds) at the time of
+	// the snapshot, whatever the strategy.
 	Score float64
 	// Busy is the DataStax busy-node condition at the time of the snapshot.
 	Busy bool
@@ -56,6 +56,7 @@ type Counters struct {
 	BackpressureWaits uint64 // requests that waited because every eligible replica was over its rate
 	SentOverRate      uint64 // requests sent to the best replica although over its rate (after the bounded wait)
 	Probes            uint64 // requests sent first to a stale replica (recovery probing)
+	Demoted           uint64 // replicas ranked last for being materially less healthy than the best (WithHealthTolerance), summed over picks
 	Abandoned         uint64 // hand-outs gocql skipped without Mark (ended without measurement)
 	Unrouted          uint64 // picks without token information (ranked over a sample of local hosts)
 }
@@ -66,6 +67,7 @@ func (p *Policy) Counters() Counters {
 		BackpressureWaits: p.waits.Load(),
 		SentOverRate:      p.overRate.Load(),
 		Probes:            p.probes.Load(),
+		Demoted:           p.demoted.Load(),
 		Abandoned:         p.abandoned.Load(),
 		Unrouted:          p.noReplicas.Load(),
 	}

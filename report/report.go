@@ -57,6 +57,11 @@ type PolicyResult struct {
 	// ClientOps are the operations each client completed, in client order
 	// (one entry per client of Report.Clients).
 	ClientOps []int64 `json:"clients_ops,omitempty"`
+	// ErrorsByKind counts the failed operations by error kind (overloaded,
+	// unavailable, read_timeout, client_timeout, no_connection, ...).
+	ErrorsByKind map[string]int64 `json:"errors_by_kind,omitempty"`
+	// Fault is the fault node's share and recovery (error-node, recovering).
+	Fault *FaultStats `json:"fault,omitempty"`
 }
 
 // Report is one comparison (or a single-policy run).
@@ -225,6 +230,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 			_, err := fmt.Fprintln(w, "* interrupted: partial measurement")
 			return err
 		}
+	}
+	if err := r.writeFaults(w); err != nil {
+		return err
 	}
 	for _, res := range r.Results {
 		if res.Note != "" {

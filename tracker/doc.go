@@ -20,7 +20,11 @@
 //	Observe(latency, outcome) R_s, latency histograms, response/success
 //	                          buckets, last-response time, receive rate,
 //	                          Algorithm 2 (rate adaptation); a Cancelled
-//	                          outcome is no response: see orphans below
+//	                          outcome is no response: see orphans below;
+//	                          a Failure's or Lost's latency moves R_s and
+//	                          the histograms only when above R_s (an error
+//	                          is a lower bound: fast errors must not make a
+//	                          failing host look fast)
 //	Feedback(q, serviceTime)  EWMA q_s and 1/mu_s
 //	ConsumeToken              sending-rate window (Algorithm 1)
 //

@@ -15,6 +15,8 @@ const (
 	Success Outcome = iota
 	// Failure: the server answered with an error that signals trouble on that
 	// host (overloaded, unavailable, bootstrapping, server-side timeouts...).
+	// It counts against the host's success rate; its latency moves R_s only
+	// when above it (see Observe).
 	Failure
 	// Lost: no answer, e.g. a client-side timeout or a broken connection.
 	// Counts as a failure but is not a response (does not refresh the
@@ -126,8 +128,18 @@ func (h *Host) End(a Attempt) bool {
 // InFlight returns the outstanding attempts (os_s).
 func (h *Host) InFlight() int64 { return int64(uint32(h.osGen.Load())) }
 
+// SuccessRate returns View.SuccessRate at now without the rest of the View.
+func (h *Host) SuccessRate(now time.Duration) float64 {
+	return h.health.successRate(now, h.t.successFloor())
+}
+
 // Observe records one finished attempt: latency from send to completion and
-// its outcome. See Outcome for what each kind updates.
+// its outcome. See Outcome for what each kind updates. A Success's latency
+// always moves R_s and the latency histogram; a Failure's or Lost's only
+// when it is above R_s: an error is a lower bound of the host's response
+// time, so fast errors (Overloaded, Unavailable, a refused connection)
+// cannot make a failing host look fast, while slow ones (a read timeout
+// after service, a client timeout) make it look slow.
 func (h *Host) Observe(latency time.Duration, o Outcome) {
 	h.ObserveAt(h.t.clock.Now(), latency, o)
 }
@@ -161,15 +173,34 @@ func (h *Host) ObserveAt(now, latency time.Duration, o Outcome) {
 		h.resp.decay(h.t.priorResponseTimeExcept(h), f)
 		h.queue.decay(0, f)
 	}
-	h.resp.add(float64(latency), h.t.cfg.EWMAAlpha)
+	if o == Success || h.failureRaises(latency) {
+		h.resp.add(float64(latency), h.t.cfg.EWMAAlpha)
+		h.hist.record(now, latency)
+	}
 	h.samples.Add(1)
-	h.hist.record(now, latency)
 	h.health.record(now, o == Success)
 	if response {
 		h.lastResp.Store(int64(now))
 		h.rate.countResponse(now)
 	}
 	h.rate.adapt(now)
+}
+
+// failureRaises reports whether a failed or lost attempt's latency moves R_s
+// and the histogram: only when it is above R_s (above the prior when the
+// host has no sample yet). An error is a lower bound of what a successful
+// answer would have taken, never evidence of speed: an Overloaded or
+// Unavailable answer comes back at once, a connection error even sooner,
+// and counting them would make a failing host look fast. Errors that take
+// time (a server read/write timeout after service, a client timeout) are
+// above R_s and raise it, so a host that fails slowly looks slow as well as
+// unhealthy.
+func (h *Host) failureRaises(latency time.Duration) bool {
+	r, ok := h.resp.get()
+	if !ok {
+		r = h.t.priorResponseTimeExcept(h)
+	}
+	return float64(latency) > r
 }
 
 // orphan records an attempt the client gave up on after latency (see

@@ -24,7 +24,9 @@ type Config struct {
 	// reported as unavailable; default 20. Allowed 1..1e9.
 	MinQuantileSamples int
 	// HealthBucket is the width of one response/success bucket (6 buckets in
-	// the window plus a sticky bucket); default 1s. Allowed 10ms..1h.
+	// the window plus a sticky bucket); default 500ms: a host that starts or
+	// stops failing is seen within one or two buckets (the cascade's
+	// narrower buckets, less dilution). Allowed 10ms..1h.
 	HealthBucket time.Duration
 	// DefaultResponseTime is the response-time prior used before any host
 	// has a sample; default 1ms. Allowed 1µs..1min.
@@ -50,7 +52,7 @@ func DefaultConfig() Config {
 		EWMAAlpha:           0.1,
 		LatencyWindow:       5 * time.Second,
 		MinQuantileSamples:  20,
-		HealthBucket:        time.Second,
+		HealthBucket:        500 * time.Millisecond,
 		DefaultResponseTime: time.Millisecond,
 		ForgetAfter:         time.Second,
 		Rate:                DefaultRateConfig(),

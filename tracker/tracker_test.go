@@ -367,7 +367,7 @@ func TestSilence(t *testing.T) {
 }
 
 func TestHealthBuckets(t *testing.T) {
-	tr, clk := newTest(t, nil)
+	tr, clk := newTest(t, func(c *Config) { c.HealthBucket = time.Second })
 	h := tr.Host("a")
 	tr.Host("b") // two hosts: floor = 0.0001/2
 	now := tr.Now()

@@ -100,6 +100,8 @@ type client struct {
 	inst    installed
 	counter *hostCounter
 	db      *cqlDB
+	// attempts counts attempts per host and 100 ms (FaultStats).
+	attempts *attemptWindows
 }
 
 // clientRuns is the run phase of every client: one ycsb.Runner each with its

@@ -28,6 +28,7 @@ type cqlDB struct {
 	// feedback, when set, sees every result before it is closed (server
 	// feedback in the custom payload, for policies that use it).
 	feedback func(*gocql.Iter) bool
+	errs     errorKinds // failed operations by kind
 }
 
 func newCQLDB(s *gocql.Session, keyspace, table string, fields []string, cl gocql.Consistency) *cqlDB {
@@ -56,12 +57,18 @@ func newCQLDB(s *gocql.Session, keyspace, table string, fields []string, cl gocq
 // goroutine (a pooled args slice raced there under -race).
 func (d *cqlDB) exec(ctx context.Context, stmt string, args ...any) error {
 	q := d.s.Query(stmt, args...).WithContext(ctx).Consistency(d.cl).Idempotent(true)
+	var err error
 	if d.feedback == nil {
-		return q.Exec()
+		err = q.Exec()
+	} else {
+		iter := q.Iter()
+		d.feedback(iter)
+		err = iter.Close()
 	}
-	iter := q.Iter()
-	d.feedback(iter)
-	return iter.Close()
+	if err != nil {
+		d.errs.add(err)
+	}
+	return err
 }
 
 func (d *cqlDB) Read(ctx context.Context, table, key string, fields []string) error {

@@ -6,7 +6,12 @@
 // file) through the real gocql driver, either against given hosts or, with
 // no -hosts, against an embedded simulated cluster (package sim; default 5
 // nodes, RF 3) on which a scenario is applied: steady, slow-node, gc-pauses,
-// bimodal (C3 §6), node-down, workload-shift (C3 Figure 11).
+// bimodal (C3 §6), node-down, workload-shift (C3 Figure 11), and the fault
+// mixes error-node (-error-rate, -error-kind, -fault-until), two-slow,
+// flapping (-flap-every) and recovering (reports the time until the node
+// gets its fair share again). -retries N installs gocql's SimpleRetryPolicy
+// (default none, so failures reach the client and show); the table and
+// report.json count failed operations by error kind.
 //
 // Policies: tailroute (C3), tailroute-p2c, token-aware (gocql token-aware
 // round robin), round-robin, host-pool (go-hostpool epsilon greedy),

@@ -85,7 +85,12 @@ func (c *cli) connectionFlags(fs *flagDefs) func(o *options) error {
 	proto := fs.Int("protocol-version", 0, "CQL native protocol version: 3 or 4; 0 = negotiate")
 	connTimeout := fs.Duration("connect-timeout", 5*time.Second, "timeout to open a connection, including the handshake")
 	timeout := fs.Duration("timeout", 5*time.Second, "per-request client timeout")
+	retries := fs.Int("retries", 0, "gocql SimpleRetryPolicy retries, each on the next host of the plan (0 = no retry policy, failures reach the client)")
 	return func(o *options) error {
+		if *retries < 0 || *retries > 10 {
+			return badFlag("retries", *retries, "0..10 (0 = no retry policy)")
+		}
+		o.retries = *retries
 		o.localDC = strings.TrimSpace(*localDC)
 		if c.set["local-dc"] && o.localDC == "" {
 			return badFlag("local-dc", `""`, "a datacenter name such as dc1")

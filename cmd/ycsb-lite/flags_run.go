@@ -227,6 +227,10 @@ func (c *cli) scenarioFlags(fs *flagDefs) func(o *options) error {
 	shiftWl := fs.String("shift-workload", "a", "workload-shift: the joining workload (built-in or file)")
 	shiftTarget := fs.Float64("shift-target", 0, "workload-shift: target ops/s of the joining workload (0 = half of -target)")
 	shiftThr := fs.Int("shift-threads", 0, "workload-shift: threads of the joining workload (0 = half of -threads)")
+	errRate := fs.Float64("error-rate", 0.5, "error-node: fraction of the node's requests that fail (0..1)")
+	errKind := fs.String("error-kind", "overloaded", "error-node: overloaded | unavailable | read_timeout (after service)")
+	faultUntil := fs.Float64("fault-until", -1, "error-node, recovering: fraction of the run when the fault ends (-1 = error-node: never, recovering: 0.5)")
+	flapEvery := fs.Duration("flap-every", 2*time.Second, "flapping: the node is down for the first half of every such period")
 	return func(o *options) error {
 		sc, err := lookupScenario(*scenario)
 		if err != nil {
@@ -240,8 +244,23 @@ func (c *cli) scenarioFlags(fs *flagDefs) func(o *options) error {
 		}
 		o.scenario = sc
 		o.params = scenarioParams{node: *node, slowdown: *slowdown, fluctuation: *fluct, fluctD: *fluctD,
-			pauseEvery: *pauseEvery, pauseFor: *pauseFor, downAt: downAt.v, upAt: upAt.v, shiftAt: shiftAt.v}
+			pauseEvery: *pauseEvery, pauseFor: *pauseFor, downAt: downAt.v, upAt: upAt.v, shiftAt: shiftAt.v,
+			errorRate: *errRate, errorKind: *errKind, faultUntil: *faultUntil, flapEvery: *flapEvery}
 		o.shiftName, o.shiftTarget, o.shiftThreads = *shiftWl, *shiftTarget, *shiftThr
+		if !(*errRate >= 0 && *errRate <= 1) {
+			return badFlag("error-rate", *errRate, "a fraction in [0, 1]")
+		}
+		switch *errKind {
+		case "overloaded", "unavailable", "read_timeout":
+		default:
+			return badFlag("error-kind", *errKind, "overloaded, unavailable, read_timeout")
+		}
+		if *faultUntil != -1 && !(*faultUntil > 0 && *faultUntil <= 1) {
+			return badFlag("fault-until", *faultUntil, "a fraction of the run in (0, 1], or -1 for the scenario's default")
+		}
+		if *flapEvery < 20*time.Millisecond || *flapEvery > time.Hour {
+			return badFlag("flap-every", *flapEvery, "20ms..1h")
+		}
 		if *node != "" && net.ParseIP(*node) == nil {
 			return badFlag("scenario-node", *node, "the IP of one node, e.g. 127.0.0.3")
 		}

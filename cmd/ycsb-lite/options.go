@@ -73,6 +73,9 @@ type options struct {
 	// utilization, when > 0, derived the target rate from the embedded
 	// cluster's average service capacity (-utilization).
 	utilization float64
+	// retries is the number of retries of gocql's SimpleRetryPolicy (each
+	// on the next host of the plan); 0 = no retry policy (-retries).
+	retries int
 }
 
 // propFlags collects repeated -p key=value.

@@ -49,6 +49,9 @@ func (r *runner) clusterConfig(hosts []string, port int) *gocql.ClusterConfig {
 	}
 	cfg.ReconnectInterval = time.Second
 	cfg.NumConns = 2
+	if r.o.retries > 0 {
+		cfg.RetryPolicy = &gocql.SimpleRetryPolicy{NumRetries: r.o.retries}
+	}
 	cfg.Logger = log.New(io.Discard, "", 0)
 	if r.o.verbose {
 		cfg.Logger = log.New(r.stderr, "", log.LstdFlags)
@@ -148,7 +151,8 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 			defer inst.release()
 		}
 		counter := newHostCounter(cfg.QueryObserver)
-		cfg.QueryObserver = counter
+		attempts := &attemptWindows{next: counter}
+		cfg.QueryObserver = attempts
 		sess, err := cfg.CreateSession()
 		if err != nil {
 			return nil, fmt.Errorf("connecting to %v with policy %s: %w", hosts, name, err)
@@ -156,7 +160,7 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 		defer sess.Close()
 		db := newCQLDB(sess, o.keyspace, o.cfg.Table, fields, o.consistency)
 		db.feedback = inst.feedback
-		clients[c] = &client{inst: inst, counter: counter, db: db}
+		clients[c] = &client{inst: inst, counter: counter, db: db, attempts: attempts}
 	}
 	db := clients[0].db
 
@@ -226,6 +230,8 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 	m.EnableSeries(runStart, o.series)
 	ilog, stopLog := r.startIntervalLog(ctx, name, m, runStart)
 	for _, c := range clients {
+		c.attempts.start = runStart
+		c.attempts.on.Store(true)
 		c.counter.on.Store(true)
 	}
 	stopScenario := func() {}
@@ -240,6 +246,7 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 	stopScenario()
 	for _, c := range clients {
 		c.counter.on.Store(false)
+		c.attempts.on.Store(false)
 	}
 	if o.progress {
 		fmt.Fprint(r.stderr, "\r\033[K")
@@ -302,6 +309,24 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 	pr.Extra = shiftRes
 	shiftMu.Unlock()
 	pr.ClientOps = run.clientOps()
+	for _, c := range clients {
+		for k, v := range c.db.errs.snapshot() {
+			if pr.ErrorsByKind == nil {
+				pr.ErrorsByKind = map[string]int64{}
+			}
+			pr.ErrorsByKind[k] += v
+		}
+	}
+	if node, fStart, fEnd := env.fault.get(); node != "" && cl != nil {
+		wins := map[string][]uint64{}
+		for _, nl := range pr.Nodes {
+			wins[nl.Host] = nil // every node counts toward the fair share
+		}
+		for _, c := range clients {
+			c.attempts.merge(wins)
+		}
+		pr.Fault = faultStats(node, fStart, fEnd, runStart, wins)
+	}
 	if len(clients) == 1 {
 		if st := clients[0].inst.stats; st != nil {
 			pr.PolicyStats = st()

@@ -13,7 +13,7 @@ import (
 
 // scenarioParams are the knobs the scenarios read (all have flags).
 type scenarioParams struct {
-	node        string        // IP of the node slow-node / node-down act on; "" = last node
+	node        string        // IP of the node slow-node / node-down / error-node / flapping / recovering act on; "" = last node
 	slowdown    float64       // slow-node: service time multiplier (5)
 	fluctuation time.Duration // bimodal: T, how often each node re-draws its speed (C3 §6)
 	fluctD      float64       // bimodal: D, slow speed is mu/D (3)
@@ -22,6 +22,10 @@ type scenarioParams struct {
 	downAt      float64       // node-down: fraction of the run when the node stops
 	upAt        float64       // node-down: fraction when it restarts (>= 1 = never)
 	shiftAt     float64       // workload-shift: fraction when the update-heavy workload joins
+	errorRate   float64       // error-node: fraction of the node's requests that fail (0.5)
+	errorKind   string        // error-node: sim.ServiceModel.InjectedError (overloaded)
+	faultUntil  float64       // error-node, recovering: fraction of the run when the fault ends; -1 = the scenario's default
+	flapEvery   time.Duration // flapping: period of the stop/restart cycle (2s)
 }
 
 // scenarioEnv is what a running scenario acts on.
@@ -33,6 +37,9 @@ type scenarioEnv struct {
 	// until ctx ends.
 	startShift func(ctx context.Context)
 	logf       func(format string, args ...any)
+	// fault is filled by the fault scenarios (error-node, recovering) for
+	// the report's FaultStats.
+	fault faultRecord
 }
 
 type scenarioSpec struct {

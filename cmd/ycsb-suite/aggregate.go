@@ -31,6 +31,11 @@ type policyAgg struct {
 	VsPeer float64
 	// VsOracle is P99 / the oracle's P99; NaN without an oracle.
 	VsOracle float64
+	// FaultShare is the fault node's share of attempts while the fault
+	// lasted and RecoveryMs the time until it got its fair share back
+	// (report.FaultStats; fault cells only, NaN otherwise or when it did not
+	// recover within the run).
+	FaultShare, RecoveryMs float64
 }
 
 // cellAgg is one cell of the suite, aggregated.
@@ -86,7 +91,7 @@ func maxShare(r report.PolicyResult) float64 {
 // report is an error. It returns nil, nil when no seed file exists.
 func aggregateCell(out, name string, seeds []int64, want []string) (*cellAgg, error) {
 	ca := &cellAgg{Name: name}
-	type sample struct{ p50, p99, p999, tput, share, errs []float64 }
+	type sample struct{ p50, p99, p999, tput, share, errs, fshare, rec []float64 }
 	by := map[string]*sample{}
 	order := append([]string(nil), want...)
 	known := map[string]bool{}
@@ -149,6 +154,12 @@ func aggregateCell(out, name string, seeds []int64, want []string) (*cellAgg, er
 			s.tput = append(s.tput, res.Throughput)
 			s.share = append(s.share, maxShare(res))
 			s.errs = append(s.errs, float64(res.Errors))
+			if f := res.Fault; f != nil {
+				s.fshare = append(s.fshare, f.ShareDuringFault)
+				if f.Ended && f.RecoveryMs >= 0 {
+					s.rec = append(s.rec, f.RecoveryMs)
+				}
+			}
 		}
 	}
 	if len(ca.Seeds) == 0 {
@@ -169,7 +180,8 @@ func aggregateCell(out, name string, seeds []int64, want []string) (*cellAgg, er
 		pa := policyAgg{Policy: p, Seeds: perPolicySeeds[p],
 			P50: median(s.p50), P99: median(s.p99), P999: median(s.p999),
 			Throughput: median(s.tput), MaxShare: median(s.share), Errors: median(s.errs),
-			P99Min: s.p99[0], P99Max: s.p99[0], VsPeer: math.NaN(), VsOracle: math.NaN()}
+			P99Min: s.p99[0], P99Max: s.p99[0], VsPeer: math.NaN(), VsOracle: math.NaN(),
+			FaultShare: median(s.fshare), RecoveryMs: median(s.rec)}
 		for _, v := range s.p99 {
 			pa.P99Min, pa.P99Max = min(pa.P99Min, v), max(pa.P99Max, v)
 		}

@@ -190,3 +190,46 @@ func TestP99PlotWritesFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestAggregateFaultStats: a fault cell's reports yield the fault node's
+// median share and recovery time per policy, and RESULTS.md shows them;
+// a fault that lasted the run has no recovery time.
+func TestAggregateFaultStats(t *testing.T) {
+	out := t.TempDir()
+	withFault := func(r report.PolicyResult, share, rec float64, ended bool) report.PolicyResult {
+		r.Fault = &report.FaultStats{Node: "127.0.0.5", ShareDuringFault: share, Ended: ended, RecoveryMs: rec}
+		return r
+	}
+	for seed, v := range []struct{ share, rec float64 }{{0.03, 800}, {0.05, 1200}, {0.04, 900}} {
+		writeReport(t, out, "f", int64(seed+1),
+			withFault(res("tailroute", 10, 1000), v.share, v.rec, true),
+			withFault(res("token-aware", 20, 1000), 0.2, -1, false))
+	}
+	ca, err := aggregateCell(out, "f", []int64{1, 2, 3}, []string{"tailroute", "token-aware"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, ta := ca.policy("tailroute"), ca.policy("token-aware")
+	if !near(tr.FaultShare, 0.04) || !near(tr.RecoveryMs, 900) {
+		t.Errorf("tailroute fault share %v recovery %v, want 0.04 and 900", tr.FaultShare, tr.RecoveryMs)
+	}
+	if !near(ta.FaultShare, 0.2) || !math.IsNaN(ta.RecoveryMs) {
+		t.Errorf("token-aware fault share %v recovery %v, want 0.2 and none", ta.FaultShare, ta.RecoveryMs)
+	}
+	var b strings.Builder
+	writeFaultTable(&b, ca)
+	if s := b.String(); !strings.Contains(s, "| tailroute | 0.040 | 900 |") || !strings.Contains(s, "| token-aware | 0.200 | – |") {
+		t.Errorf("fault table:\n%s", s)
+	}
+	// a cell without faults gets no table
+	writeReport(t, out, "g", 1, res("tailroute", 10, 1000))
+	cg, err := aggregateCell(out, "g", []int64{1}, []string{"tailroute"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	writeFaultTable(&b, cg)
+	if b.Len() != 0 {
+		t.Errorf("fault table for a cell without faults: %q", b.String())
+	}
+}

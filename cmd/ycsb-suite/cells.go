@@ -30,7 +30,8 @@ var (
 // defaultCells is the suite: steady, slow-node, gc-pauses, six bimodal
 // cells (utilization 0.45 and 0.70 × T = 10, 100, 500 ms), demand-skew
 // (bimodal at 0.70, 20 % of the clients make 80 % of the requests),
-// node-down and workload-shift (both loaded).
+// node-down and workload-shift (both loaded), and the fault cells
+// error-node-50, error-node-100, two-slow, flapping and recovering.
 func defaultCells() []cell {
 	cs := []cell{
 		{Name: "steady", Args: []string{"-scenario", "steady"}},
@@ -58,6 +59,17 @@ func defaultCells() []cell {
 			MinClients: 3, Utilization: true},
 		cell{Name: "node-down", Args: []string{"-scenario", "node-down", "-utilization", "0.60", "-threads", "64"}, Utilization: true},
 		cell{Name: "workload-shift", Args: []string{"-scenario", "workload-shift", "-utilization", "0.45", "-threads", "64"}, Utilization: true},
+	)
+	// Fault mixes (issue #14): one node failing half or all of its requests
+	// at once (all: with two retries, for the second half of the run only,
+	// so the report shows how fast it gets its share back), two slow nodes,
+	// a flapping node and one recovering from a 10x slowdown.
+	cs = append(cs,
+		cell{Name: "error-node-50", Args: []string{"-scenario", "error-node", "-error-rate", "0.5"}},
+		cell{Name: "error-node-100", Args: []string{"-scenario", "error-node", "-error-rate", "1", "-retries", "2", "-fault-until", "0.5"}},
+		cell{Name: "two-slow", Args: []string{"-scenario", "two-slow"}},
+		cell{Name: "flapping", Args: []string{"-scenario", "flapping", "-retries", "2"}},
+		cell{Name: "recovering", Args: []string{"-scenario", "recovering"}},
 	)
 	return cs
 }

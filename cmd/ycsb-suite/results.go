@@ -109,6 +109,7 @@ func writeMarkdown(w io.Writer, c *config, cells []*cellAgg, notRun []string, m 
 				name, p.Seeds, p.Throughput, msStr(p.P50), msStr(p.P99), msStr(p.P99Min), msStr(p.P99Max),
 				msStr(p.P999), p.MaxShare, p.Errors, ratioStr(p.VsPeer), ratioStr(p.VsOracle))
 		}
+		writeFaultTable(&b, ca)
 		if len(ca.Missing) > 0 {
 			fmt.Fprintf(&b, "\nMissing: %s.\n", strings.Join(ca.Missing, "; "))
 		}
@@ -166,4 +167,26 @@ func writeResults(c *config, stdout io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// writeFaultTable adds, for a fault cell (error-node, recovering), the
+// fault node's median share of attempts during the fault and the median
+// time until it got its fair share back.
+func writeFaultTable(b *strings.Builder, ca *cellAgg) {
+	any := false
+	for _, p := range ca.Policies {
+		any = any || !math.IsNaN(p.FaultShare)
+	}
+	if !any {
+		return
+	}
+	b.WriteString("\nFault node: share of attempts during the fault; fair share back = time from the end of the fault to the end of the first 500 ms with at least 75 % of 1/nodes (– = the fault lasted the run, or no recovery within it).\n\n")
+	b.WriteString("| policy | share during fault | fair share back (ms) |\n|---|---:|---:|\n")
+	for _, p := range ca.Policies {
+		rec := "–"
+		if !math.IsNaN(p.RecoveryMs) {
+			rec = fmt.Sprintf("%.0f", p.RecoveryMs)
+		}
+		fmt.Fprintf(b, "| %s | %.3f | %s |\n", p.Policy, p.FaultShare, rec)
+	}
 }

@@ -15,11 +15,13 @@ func C3Score(responseTime, serviceTime, queueSize float64, inFlight int64, w flo
 // Candidate is one host being ranked for a request.
 type Candidate struct {
 	Host     int32   // caller's handle
+	Success  float32 // rolling success rate 0..1 (DemoteUnhealthy reads it); float32 keeps Candidate at 32 bytes
 	Score    float64 // lower is better (C3: Psi_s adjusted by the caller)
 	InFlight int64   // os_s (P2C compares these)
 	Busy     bool    // DataStax busy-node condition
 	InRate   bool    // within its sending rate (Algorithm 1)
 	Stale    bool    // no response for a while: worth probing
+	Demoted  bool    // materially less healthy than the best (DemoteUnhealthy): ordered last
 	tie      uint32
 }
 
@@ -90,8 +92,9 @@ func sortByScore(c []Candidate) {
 	}
 }
 
-// OrderByScore orders candidates for C3: busy hosts last while a majority is
-// healthy, then ascending score. Every score is first multiplied by
+// OrderByScore orders candidates for C3: demoted hosts (DemoteUnhealthy)
+// last, before them busy hosts last while a majority of the others is
+// healthy, each group by ascending score. Every score is first multiplied by
 // 1 + jitter*u with u uniform in [-1,1), and exact ties are broken by a random
 // key, so identical hosts get a spread of first picks (herd protection). It
 // returns the number of candidates eligible as first choice.
@@ -104,9 +107,11 @@ func OrderByScore(c []Candidate, r *Rand, jitter float64) int {
 			c[i].Score *= 1 + jitter*u
 		}
 	}
-	eligible := busyLast(c)
+	kept := demotedLast(c)
+	eligible := busyLast(c[:kept])
 	sortByScore(c[:eligible])
-	sortByScore(c[eligible:])
+	sortByScore(c[eligible:kept])
+	sortByScore(c[kept:])
 	return eligible
 }
 
@@ -147,14 +152,17 @@ func PromoteStale(c []Candidate, eligible int) bool {
 
 // OrderP2C orders candidates as the DataStax drivers do: random order, busy
 // hosts last while a majority is healthy, then of the first two eligible
-// (two random choices) the one with fewer requests in flight goes first. It
-// returns the number of candidates eligible as first choice.
+// (two random choices) the one with fewer requests in flight goes first.
+// Demoted hosts (DemoteUnhealthy) go behind all others first, so fast
+// failures that keep a host's in-flight count low cannot win the two
+// choices. It returns the number of candidates eligible as first choice.
 func OrderP2C(c []Candidate, r *Rand) int {
 	for i := len(c) - 1; i > 0; i-- {
 		j := r.Intn(i + 1)
 		c[i], c[j] = c[j], c[i]
 	}
-	eligible := busyLast(c)
+	kept := demotedLast(c)
+	eligible := busyLast(c[:kept])
 	if eligible >= 2 && c[1].InFlight < c[0].InFlight {
 		c[0], c[1] = c[1], c[0]
 	}
