@@ -29,6 +29,7 @@ type request struct {
 	version  uint8
 	bound    *boundStmt
 	injectRT bool // answer with an injected read timeout after service
+	stage    int  // thread pool it is counted in (stageRead, stageMutation)
 	enq      time.Time
 }
 
@@ -53,6 +54,8 @@ type Node struct {
 	served    atomic.Uint64
 	errors    atomic.Uint64
 	windows   windowCounter
+	stages    [numStages]stageCounters // system_views.thread_pools
+	noVirtual atomic.Bool              // answer like Cassandra 3.x (SetVirtualTables)
 	admRng    struct {
 		sync.Mutex
 		r rng
@@ -213,6 +216,8 @@ func (n *Node) worker(id int, seed uint64) {
 		}
 		n.waiting.Add(-1)
 		n.inService.Add(1)
+		n.stages[req.stage].pending.Add(-1)
+		n.stages[req.stage].active.Add(1)
 		paused, ok := n.waitPause(sleep)
 		if !ok {
 			return
@@ -241,6 +246,8 @@ func (n *Node) worker(id int, seed uint64) {
 			vt = end
 		}
 		n.complete(req, st)
+		n.stages[req.stage].active.Add(-1)
+		n.stages[req.stage].completed.Add(1)
 		n.inService.Add(-1)
 	}
 }
@@ -286,11 +293,14 @@ func (n *Node) admit(req *request) {
 			}
 		}
 	}
+	req.stage = stageOf(req.bound)
 	n.waiting.Add(1)
+	n.stages[req.stage].pending.Add(1)
 	select {
 	case n.queue <- req:
 	default:
 		n.waiting.Add(-1)
+		n.stages[req.stage].pending.Add(-1)
 		n.errors.Add(1)
 		req.c.sendMsg(req.version, req.stream, injectedError("overloaded"), nil)
 	}
@@ -417,6 +427,7 @@ func (n *Node) Restart() error {
 	if err != nil {
 		return fmt.Errorf("sim: restart %s: %w", n.m.ip, err)
 	}
+	n.resetStageCounters()
 	n.serve(ln)
 	n.c.broadcast(evStatus, n.statusEvent(primitive.StatusChangeTypeUp))
 	return nil
