@@ -229,6 +229,9 @@ func (n *Node) prepare(q, ks string) (*message.PreparedResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := n.checkVirtual(p); err != nil {
+		return nil, err
+	}
 	sum := md5.Sum([]byte(ks + "\x00" + q))
 	id := sum[:]
 	n.prepared.Store(string(id), &prepared{id: id, query: q, keyspace: ks, p: p})
@@ -506,6 +509,9 @@ func (c *conn) execControl(b *boundStmt) message.Message {
 func (n *Node) selectSystem(b *boundStmt) message.Message {
 	p := b.p
 	t := p.sys
+	if err := n.checkVirtual(p); err != nil {
+		return errorMessage(err)
+	}
 	var data message.RowSet
 	limit := math.MaxInt
 	if p.st.limit != nil {

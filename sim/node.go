@@ -30,6 +30,7 @@ type request struct {
 	version  uint8
 	bound    *boundStmt
 	injectRT bool // answer with an injected read timeout after service
+	stage    int  // thread pool it is counted in (stageRead, stageMutation)
 	enq      time.Time
 }
 
@@ -55,6 +56,8 @@ type Node struct {
 	errors    atomic.Uint64
 	slowDrops atomic.Uint64 // connections dropped for not reading
 	windows   windowCounter
+	stages    [numStages]stageCounters // system_views.thread_pools
+	noVirtual atomic.Bool              // answer like Cassandra 3.x (SetVirtualTables)
 	admRng    struct {
 		sync.Mutex
 		r rng
@@ -218,6 +221,8 @@ func (n *Node) worker(id int, seed uint64) {
 		}
 		n.waiting.Add(-1)
 		n.inService.Add(1)
+		n.stages[req.stage].pending.Add(-1)
+		n.stages[req.stage].active.Add(1)
 		paused, ok := n.waitPause(sleep)
 		if !ok {
 			return
@@ -246,6 +251,8 @@ func (n *Node) worker(id int, seed uint64) {
 			vt = end
 		}
 		n.complete(req, st)
+		n.stages[req.stage].active.Add(-1)
+		n.stages[req.stage].completed.Add(1)
 		n.inService.Add(-1)
 	}
 }
@@ -291,11 +298,14 @@ func (n *Node) admit(req *request) {
 			}
 		}
 	}
+	req.stage = stageOf(req.bound)
 	n.waiting.Add(1)
+	n.stages[req.stage].pending.Add(1)
 	select {
 	case n.queue <- req:
 	default:
 		n.waiting.Add(-1)
+		n.stages[req.stage].pending.Add(-1)
 		n.errors.Add(1)
 		req.c.sendMsg(req.version, req.stream, injectedError("overloaded"), nil)
 	}
@@ -459,6 +469,7 @@ func (n *Node) Restart() error {
 	if err != nil {
 		return fmt.Errorf("sim: restart %s: %w", n.m.ip, err)
 	}
+	n.resetStageCounters()
 	n.serve(ln)
 	n.statusMu.Lock()
 	n.statusGen.Add(1) // a DOWN still pending is not sent any more

@@ -250,7 +250,8 @@ type configErr struct{ msg string }
 func (e *configErr) Error() string { return e.msg }
 
 func isSystemKeyspace(ks string) bool {
-	return ks == "system" || ks == "system_schema" || ks == "system_auth" || ks == "system_distributed" || ks == "system_traces"
+	return ks == "system" || ks == "system_schema" || ks == "system_auth" || ks == "system_distributed" || ks == "system_traces" ||
+		virtualKeyspaces[ks]
 }
 
 func buildTable(ks string, st *statement) (*tableDef, error) {

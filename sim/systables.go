@@ -20,6 +20,9 @@ type sysTable struct {
 	cols     []colDef
 	colIdx   map[string]int
 	rows     func(n *Node) [][]any // Go values in column order (nil = null)
+	// pkCols and ckCols: the leading columns that are partition key and
+	// clustering columns (virtual tables describe themselves with them).
+	pkCols, ckCols int
 }
 
 var (
