@@ -142,6 +142,9 @@ func (p *Policy) Pick(qry gocql.ExecutableQuery) gocql.NextHost {
 	h.executions.Add(1)
 	now := h.nowNs()
 	h.budget.request(now)
+	if h.burst != nil {
+		h.burst.request(now)
+	}
 	if qry == nil || !qry.IsIdempotent() || disabled(qry.Context()) {
 		return p.inner.Pick(qry)
 	}
@@ -150,6 +153,8 @@ func (p *Policy) Pick(qry gocql.ExecutableQuery) gocql.NextHost {
 	switch {
 	case p.upN.Load() < 2:
 		h.tooFewHosts.Add(1)
+	case !h.burstAllows(now):
+		h.burstDenied.Add(1)
 	case !h.budget.tryReserve(now):
 		h.budgetDenied.Add(1)
 	default:
@@ -177,14 +182,16 @@ type execState struct {
 	h  *Hedger
 	it gocql.NextHost
 
-	mu       sync.Mutex
-	calls    int
-	permits  int  // attempts that ended with an error and may ask for the next host
-	reserved bool // budget token held
-	hedged   bool
-	slots    [3]hostSlot
-	nslots   int
-	extra    []*hostSlot
+	mu        sync.Mutex
+	calls     int
+	permits   int  // attempts that ended with an error and may ask for the next host
+	reserved  bool // budget token held
+	hedged    bool
+	settled   bool      // an attempt has succeeded
+	hedgeSlot *hostSlot // the hedge's slot once it fired
+	slots     [3]hostSlot
+	nslots    int
+	extra     []*hostSlot
 }
 
 func sameHost(a, b *gocql.HostInfo) bool {
@@ -231,7 +238,7 @@ func (st *execState) pull() gocql.SelectedHost {
 	return nil
 }
 
-func (st *execState) hand(sel gocql.SelectedHost) gocql.SelectedHost {
+func (st *execState) hand(sel gocql.SelectedHost) *hostSlot {
 	var s *hostSlot
 	if st.nslots < len(st.slots) {
 		s = &st.slots[st.nslots]
@@ -306,16 +313,22 @@ func (st *execState) hedge() gocql.SelectedHost {
 		h.unreserved.Add(1)
 	}
 	h.budget.charge(now, st.reserved)
+	if h.burst != nil {
+		h.burst.charge(now, false)
+	}
 	st.reserved = false
-	return st.hand(target)
+	st.hedgeSlot = st.hand(target)
+	h.hedgesInFlight.Add(1)
+	return st.hedgeSlot
 }
 
 // hostSlot is a SelectedHost handed to gocql for one execution: it passes
 // everything to the wrapped policy's SelectedHost and keeps the
 // execution's bookkeeping.
 type hostSlot struct {
-	st  *execState
-	sel gocql.SelectedHost
+	st     *execState
+	sel    gocql.SelectedHost
+	marked bool // guarded by st.mu
 }
 
 func (s *hostSlot) Info() *gocql.HostInfo { return s.sel.Info() }
@@ -330,6 +343,22 @@ func (s *hostSlot) Mark(err error) {
 	st.mu.Lock()
 	if err != nil {
 		st.permits++
+	}
+	if s == st.hedgeSlot && !s.marked {
+		h.hedgesInFlight.Add(-1)
+	}
+	s.marked = true
+	if err == nil && !st.settled {
+		// the first success decides the race (gocql returns the first
+		// result; the loser, cancelled, is marked nil later)
+		st.settled = true
+		switch {
+		case st.hedgeSlot == nil:
+		case s == st.hedgeSlot:
+			h.won.Add(1)
+		default:
+			h.lost.Add(1)
+		}
 	}
 	if st.reserved && !st.hedged {
 		// the first attempt ended before the hedge fired: give the token back
