@@ -22,4 +22,3 @@ func TestIdempotentStateReused(t *testing.T) {
 	})
 	assert.Zero(t, allocs)
 }
-
