@@ -367,8 +367,9 @@ func (p *Policy) rebuildLocked() {
 // fires in the instant between that Mark and the result reaching the
 // executor; speculative.Policy, the supported way to hedge, takes a fresh
 // plan instead of calling this one then. Wrappers that call the iterator
-// themselves must follow the same rule, and give back a host they pulled
-// but do not use with Mark(context.Canceled).
+// themselves must follow the same rule, give back a host they pulled but
+// do not use with Mark(context.Canceled), and not use a SelectedHost after
+// its last Mark (read Info before).
 func (p *Policy) Pick(qry gocql.ExecutableQuery) gocql.NextHost {
 	t := p.tbl.Load()
 	st := p.statePool.Get().(*queryState)

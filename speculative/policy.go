@@ -163,7 +163,7 @@ func (p *Policy) Pick(qry gocql.ExecutableQuery) gocql.NextHost {
 			return p.inner.Pick(qry)
 		}
 		h.armed.Add(1)
-		st := &execState{h: h, it: p.inner.Pick(qry), reserved: true}
+		st := &execState{h: h, p: p, qry: qry, it: p.inner.Pick(qry), reserved: true}
 		return st.next
 	}
 	setSpec(qry, gocql.NonSpeculativeExecution{})
@@ -179,14 +179,17 @@ const maxSkips = 1024
 // attempts' goroutines, so fields are guarded by mu (never contended by
 // more than the 2 attempts of one execution).
 type execState struct {
-	h  *Hedger
-	it gocql.NextHost
+	h   *Hedger
+	p   *Policy
+	qry gocql.ExecutableQuery
+	it  gocql.NextHost
 
 	mu        sync.Mutex
 	calls     int
 	permits   int  // attempts that ended with an error and may ask for the next host
 	reserved  bool // budget token held
 	hedged    bool
+	spent     bool      // a host of it was marked nil: a pooled plan (policy.Pick) may be recycled, take a fresh one
 	settled   bool      // an attempt has succeeded
 	hedgeSlot *hostSlot // the hedge's slot once it fired
 	slots     [3]hostSlot
@@ -204,12 +207,12 @@ func sameHost(a, b *gocql.HostInfo) bool {
 
 func (st *execState) seen(info *gocql.HostInfo) bool {
 	for i := 0; i < st.nslots; i++ {
-		if sameHost(st.slots[i].sel.Info(), info) {
+		if sameHost(st.slots[i].info, info) {
 			return true
 		}
 	}
 	for _, s := range st.extra {
-		if sameHost(s.sel.Info(), info) {
+		if sameHost(s.info, info) {
 			return true
 		}
 	}
@@ -225,6 +228,9 @@ func release(sel gocql.SelectedHost) { sel.Mark(context.Canceled) }
 // pull returns the wrapped iterator's next host that is up and not yet
 // used by this execution; the hosts it skips are released.
 func (st *execState) pull() gocql.SelectedHost {
+	if st.spent {
+		st.it, st.spent = st.p.inner.Pick(st.qry), false
+	}
 	for i := 0; i < maxSkips; i++ {
 		sel := st.it()
 		if sel == nil {
@@ -247,7 +253,7 @@ func (st *execState) hand(sel gocql.SelectedHost) *hostSlot {
 		s = new(hostSlot)
 		st.extra = append(st.extra, s)
 	}
-	s.st, s.sel = st, sel
+	s.st, s.sel, s.info = st, sel, sel.Info()
 	return s
 }
 
@@ -325,20 +331,30 @@ func (st *execState) hedge() gocql.SelectedHost {
 // hostSlot is a SelectedHost handed to gocql for one execution: it passes
 // everything to the wrapped policy's SelectedHost and keeps the
 // execution's bookkeeping.
+//
+// The host is read once, when handed out: a pooled policy (policy.Pick) may
+// recycle its SelectedHost after the host's last Mark.
 type hostSlot struct {
 	st     *execState
 	sel    gocql.SelectedHost
+	info   *gocql.HostInfo
 	marked bool // guarded by st.mu
 }
 
-func (s *hostSlot) Info() *gocql.HostInfo { return s.sel.Info() }
+func (s *hostSlot) Info() *gocql.HostInfo { return s.info }
 
 func (s *hostSlot) Mark(err error) {
-	s.sel.Mark(err)
 	st := s.st
 	h := st.h
+	if err == nil {
+		// after Mark(nil) a pooled plan must not be asked again (policy.Pick)
+		st.mu.Lock()
+		st.spent = true
+		st.mu.Unlock()
+	}
+	s.sel.Mark(err)
 	if isHostError(err) {
-		h.hostError(s.sel.Info(), h.nowNs())
+		h.hostError(s.info, h.nowNs())
 	}
 	st.mu.Lock()
 	if err != nil {
