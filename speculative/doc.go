@@ -42,7 +42,10 @@
 //     after, so the wrapped Pick sets it per execution: one extra attempt
 //     when the execution may hedge, none otherwise (a policy the user set on
 //     an eligible query is replaced; Disable keeps it). Queries that are
-//     not idempotent or opted out are left untouched.
+//     not idempotent or opted out are left untouched. This relies on the
+//     order Pick, then read the policy; TestGocqlPicksBeforeReadingSpec
+//     runs real gocql against the simulator and fails if an upgrade
+//     changes it (the query's own policy would then be consulted).
 //   - Delay() is read once per execution (time.NewTicker(sp.Delay())); it
 //     must be > 0. Attempts() is read up to 3 times per execution (the
 //     "== 0" check and each loop test in speculate), so it cannot count or
@@ -93,6 +96,33 @@
 // Stats.Unreserved and charged when they happen): the first attempt fails,
 // retries on another host, and the retry outlives the delay; or gocql's
 // select picks the ticker at the same instant the first result arrives.
+//
+// # Burst cap
+//
+// The long-run budget alone lets a slow phase of a few hundred ms spend
+// seconds' worth of hedges at once, adding work exactly while the cluster
+// is behind (C3 §7: reissues "are not a silver bullet when operating a
+// system at high utilization"). On top of it, an execution is armed only
+// while the hedges that fired within the last BurstHorizon (default
+// 200ms) number fewer than max(BurstFloor, BudgetFraction x the executions
+// seen within it) (default floor 2), see WithBurstCap. Hedges already
+// armed still fire. A stall is the exception: while a host owes responses
+// and has been silent for longer than the hedge delay, the cap is lifted,
+// because the requests such a host holds up are what hedging is for and
+// the other replicas are idle rather than busy. Telling a stall from a slow
+// phase takes the source's MaxSilence (SilenceSource; our tracker has it,
+// counting orphaned attempts); with any other source the cap is off.
+// Stats.BurstDenied counts the executions it did not arm.
+//
+// # Metrics
+//
+// Stats: Executions, Eligible, Armed, Hedges (fired), Won (the hedge's
+// attempt was the execution's first success), Lost (an earlier attempt
+// succeeded first), InFlight (hedges whose attempt has not ended),
+// BudgetDenied, BurstDenied, TooFewHosts, NoTarget, Unreserved, and the
+// delay, quantile and budget window in force. speculative/promstats
+// exports them to Prometheus (tailroute_hedge_*; counters end in _total,
+// suppressions as tailroute_hedge_suppressed_total{reason}).
 //
 // # A fast error against a slow success
 //
@@ -155,8 +185,14 @@
 // Per execution (go test -bench . -benchmem ./speculative/, 2-core Xeon):
 // not eligible or budget spent 60-95 ns, 0 allocations; armed ~200 ns and 2
 // allocations (the per-execution state and its NextHost closure: gocql
-// needs a distinct NextHost per execution, and the state cannot be pooled
-// because a losing attempt may still call it after the query returned);
+// needs a distinct NextHost per execution, and the state is not pooled
+// because a losing attempt may still call it after the query returned;
+// armed executions are at most a few per cent). The wrapped policy's own
+// plan may be pooled (ours is, see policy.Pick): the wrapper reads each
+// host's Info once when it hands it out, and a hedge that fires after an
+// attempt of the plan was marked with a nil error (gocql's timer firing
+// just as the first result arrives) takes a fresh plan from the wrapped
+// policy instead of asking the spent one;
 // Delay() 0.3 ns; Recorder.Record 7 ns; a quantile scan 0.5 µs (once per
 // refresh interval). Hosts are pulled from the wrapped iterator lazily, one
 // per attempt; a host pulled but not handed to gocql (down, duplicate, or
