@@ -62,5 +62,9 @@ func (h *Hedger) burstAllows(nowNs int64) bool {
 	}
 	// over the cap: lifted while a host is stalled, silent for longer than
 	// the hedge delay (the requests it holds are what hedging is for)
-	return h.silence.MaxSilence() >= h.Delay()
+	if h.silence.MaxSilence() >= h.Delay() {
+		h.burstLifted.Add(1)
+		return true
+	}
+	return false
 }

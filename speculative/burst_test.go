@@ -91,6 +91,7 @@ func TestBurstCapLiftedWhileAHostIsSilent(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		assert.True(t, fire(r), "lifted during a stall")
 	}
+	assert.EqualValues(t, 10, r.h.Stats().BurstLifted)
 	src.silence.Store(int64(9 * time.Millisecond)) // answers, late: a slow host, not a stall
 	assert.False(t, fire(r))
 }

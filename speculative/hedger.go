@@ -175,7 +175,7 @@ type Hedger struct {
 	executions, eligible, armed, hedges atomic.Uint64
 	budgetDenied, noTarget, unreserved  atomic.Uint64
 	tooFewHosts                         atomic.Uint64
-	burstDenied, won, lost              atomic.Uint64
+	burstDenied, burstLifted, won, lost atomic.Uint64
 	hedgesInFlight                      atomic.Int64
 }
 
@@ -341,6 +341,7 @@ type Stats struct {
 	InFlight     int64         // hedges fired whose attempt has not ended yet
 	BudgetDenied uint64        // eligible executions not armed because the budget was spent
 	BurstDenied  uint64        // eligible executions not armed by the burst cap (WithBurstCap)
+	BurstLifted  uint64        // eligible executions over the burst cap, armed because a host was stalled
 	TooFewHosts  uint64        // eligible executions not armed: fewer than 2 hosts up
 	NoTarget     uint64        // hedges that fired but found no host left (see doc.go)
 	Unreserved   uint64        // hedges that fired after their reservation was released (see doc.go)
@@ -365,6 +366,7 @@ func (h *Hedger) Stats() Stats {
 		InFlight:       h.hedgesInFlight.Load(),
 		BudgetDenied:   h.budgetDenied.Load(),
 		BurstDenied:    h.burstDenied.Load(),
+		BurstLifted:    h.burstLifted.Load(),
 		TooFewHosts:    h.tooFewHosts.Load(),
 		NoTarget:       h.noTarget.Load(),
 		Unreserved:     h.unreserved.Load(),

@@ -11,7 +11,7 @@ type Collector struct {
 	h *speculative.Hedger
 
 	executions, eligible, armed, fired, won, lost, suppressed *prometheus.Desc
-	noTarget, unreserved                                      *prometheus.Desc
+	noTarget, unreserved, lifted                              *prometheus.Desc
 	inFlight, delay, quantile, winReq, winHedges, reserved    *prometheus.Desc
 }
 
@@ -30,6 +30,7 @@ func New(h *speculative.Hedger, constLabels prometheus.Labels) *Collector {
 		won:        d("won_total", "Hedges whose attempt was the execution's first success."),
 		lost:       d("lost_total", "Hedges beaten by a success of an earlier attempt."),
 		suppressed: d("suppressed_total", "Eligible executions not armed, by reason: budget (long-run budget spent), burst (burst cap), too_few_hosts.", "reason"),
+		lifted:     d("burst_lifted_total", "Executions over the burst cap armed anyway because a host was stalled."),
 		noTarget:   d("no_target_total", "Hedges that fired but found no host left."),
 		unreserved: d("unreserved_total", "Hedges that fired after their budget reservation was released."),
 		inFlight:   d("in_flight", "Hedges sent whose attempt has not ended."),
@@ -44,7 +45,7 @@ func New(h *speculative.Hedger, constLabels prometheus.Labels) *Collector {
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.executions, c.eligible, c.armed, c.fired, c.won, c.lost, c.suppressed,
-		c.noTarget, c.unreserved, c.inFlight, c.delay, c.quantile, c.winReq, c.winHedges, c.reserved} {
+		c.noTarget, c.unreserved, c.lifted, c.inFlight, c.delay, c.quantile, c.winReq, c.winHedges, c.reserved} {
 		ch <- d
 	}
 }
@@ -65,6 +66,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	m(c.suppressed, ct, float64(s.BudgetDenied), "budget")
 	m(c.suppressed, ct, float64(s.BurstDenied), "burst")
 	m(c.suppressed, ct, float64(s.TooFewHosts), "too_few_hosts")
+	m(c.lifted, ct, float64(s.BurstLifted))
 	m(c.noTarget, ct, float64(s.NoTarget))
 	m(c.unreserved, ct, float64(s.Unreserved))
 	m(c.inFlight, g, float64(s.InFlight))

@@ -77,5 +77,6 @@ func TestCollector(t *testing.T) {
 	assert.Equal(t, 0.0, got["tailroute_hedge_suppressed_total{too_few_hosts}"])
 	assert.Equal(t, 0.005, got["tailroute_hedge_delay_seconds"])
 	assert.Equal(t, 0.95, got["tailroute_hedge_quantile"])
-	assert.Len(t, got, 17)
+	assert.Equal(t, 0.0, got["tailroute_hedge_burst_lifted_total"])
+	assert.Len(t, got, 18)
 }
