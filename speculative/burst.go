@@ -8,8 +8,11 @@ import (
 // Burst cap defaults (see doc.go, "Burst cap").
 const (
 	// DefaultBurstHorizon is the short horizon over which hedges that fired
-	// may not exceed the budget fraction of requests.
+	// are capped.
 	DefaultBurstHorizon = 200 * time.Millisecond
+	// DefaultBurstFactor is how many times the budget fraction the hedges
+	// of one horizon may reach.
+	DefaultBurstFactor = 1.0
 	// DefaultBurstFloor is how many hedges per horizon are always allowed,
 	// whatever the request rate.
 	DefaultBurstFloor = 2
@@ -17,27 +20,29 @@ const (
 
 // WithBurstCap sets the burst cap: an execution is armed only while the
 // hedges that fired within the last horizon number fewer than
-// max(floor, BudgetFraction x the executions seen within it). Executions
-// already armed still hedge when their delay passes (gocql cannot decline
-// a hedge then), so the requests a stall holds up keep their hedges; what
-// the cap stops is arming further executions while a slow phase is
-// spending the budget. It comes on top of the long-run budget
-// (WithBudget). While a host is stalled (it owes responses and has been
-// silent for longer than the hedge delay) the cap is lifted. Telling a
-// stall from a slow phase needs a source that reports silence
-// (SilenceSource: our tracker, WithSource(p.Tracker())); with any other
-// source, the built-in Recorder included, the cap is off. Default 200ms
-// and floor 2; horizon 0 turns the cap off.
-// Allowed horizon 0 or 10ms..1min, floor 0..1000000.
-func WithBurstCap(horizon time.Duration, floor int) Option {
+// max(floor, factor x BudgetFraction x the executions seen within it).
+// Executions already armed still hedge when their delay passes (gocql
+// cannot decline a hedge then). It comes on top of the long-run budget
+// (WithBudget), which keeps the long-run share. While a host is stalled
+// (it has attempts in flight and has been silent for longer than the
+// hedge delay) the cap is lifted. Telling a stall from a slow phase needs
+// a source that reports silence (SilenceSource: our tracker,
+// WithSource(p.Tracker())); with any other source, the built-in Recorder
+// included, the cap is off. Defaults DefaultBurstHorizon,
+// DefaultBurstFactor, DefaultBurstFloor; horizon 0 turns the cap off.
+// Allowed horizon 0 or 10ms..1min, factor 1..100, floor 0..1000000.
+func WithBurstCap(horizon time.Duration, factor float64, floor int) Option {
 	return func(c *config) error {
 		if horizon != 0 && (horizon < 10*time.Millisecond || horizon > time.Minute) {
 			return fmt.Errorf("speculative: BurstHorizon = %v, allowed 0 (off) or 10ms..1min", horizon)
 		}
+		if !(factor >= 1 && factor <= 100) {
+			return fmt.Errorf("speculative: BurstFactor = %v, allowed 1..100", factor)
+		}
 		if floor < 0 || floor > 1_000_000 {
 			return fmt.Errorf("speculative: BurstFloor = %d, allowed 0..1000000", floor)
 		}
-		c.burstHorizon, c.burstFloor = horizon, floor
+		c.burstHorizon, c.burstFactor, c.burstFloor = horizon, factor, floor
 		return nil
 	}
 }
@@ -57,7 +62,7 @@ func (h *Hedger) burstAllows(nowNs int64) bool {
 		return true
 	}
 	r, hd, _ := h.burst.window(nowNs)
-	if float64(hd+1) <= max(float64(h.cfg.burstFloor), h.cfg.fraction*float64(r)) {
+	if float64(hd+1) <= max(float64(h.cfg.burstFloor), h.cfg.burstFactor*h.cfg.fraction*float64(r)) {
 		return true
 	}
 	// over the cap: lifted while a host is stalled, silent for longer than

@@ -54,7 +54,7 @@ func plain(r *rig, n int) {
 }
 
 func TestBurstCapLimitsHedgesPerHorizon(t *testing.T) {
-	r, _ := burstRig(t, WithBurstCap(200*time.Millisecond, 2), WithBudget(0.05, 10*time.Second))
+	r, _ := burstRig(t, WithBurstCap(200*time.Millisecond, 1, 2), WithBudget(0.05, 10*time.Second))
 	plain(r, 100) // 100 executions in the horizon: room for max(2, 5) hedges
 	fired := 0
 	for i := 0; i < 20; i++ {
@@ -71,8 +71,20 @@ func TestBurstCapLimitsHedgesPerHorizon(t *testing.T) {
 	assert.True(t, fire(r))
 }
 
+func TestBurstCapFactor(t *testing.T) {
+	r, _ := burstRig(t, WithBurstCap(200*time.Millisecond, 3, 0))
+	plain(r, 100)
+	fired := 0
+	for i := 0; i < 40; i++ {
+		if fire(r) {
+			fired++
+		}
+	}
+	assert.Equal(t, 21, fired, "hedges within the horizon <= 3 x 5% of 140 executions")
+}
+
 func TestBurstCapFloor(t *testing.T) {
-	r, _ := burstRig(t, WithBurstCap(200*time.Millisecond, 3))
+	r, _ := burstRig(t, WithBurstCap(200*time.Millisecond, 1, 3))
 	r.clk.Advance(time.Second) // nothing in the horizon: 5% of 0 executions
 	fired := 0
 	for i := 0; i < 10; i++ {
@@ -84,7 +96,7 @@ func TestBurstCapFloor(t *testing.T) {
 }
 
 func TestBurstCapLiftedWhileAHostIsSilent(t *testing.T) {
-	r, src := burstRig(t, WithBurstCap(200*time.Millisecond, 0))
+	r, src := burstRig(t, WithBurstCap(200*time.Millisecond, 1, 0))
 	r.clk.Advance(time.Second)
 	assert.False(t, fire(r), "capped: no room in the horizon")
 	src.silence.Store(int64(11 * time.Millisecond)) // silent for longer than the 10ms delay: a stall
@@ -97,14 +109,14 @@ func TestBurstCapLiftedWhileAHostIsSilent(t *testing.T) {
 }
 
 func TestBurstCapNeedsSilenceSource(t *testing.T) {
-	r := newRig(t, 3, WithBudget(1, 10*time.Second), WithBurstCap(200*time.Millisecond, 0))
+	r := newRig(t, 3, WithBudget(1, 10*time.Second), WithBurstCap(200*time.Millisecond, 1, 0))
 	r.clk.Advance(time.Second)
 	assert.True(t, fire(r), "the fake source reports no silence: cap off")
 	assert.Nil(t, r.h.burst)
 }
 
 func TestBurstCapOff(t *testing.T) {
-	r, _ := burstRig(t, WithBurstCap(0, 0))
+	r, _ := burstRig(t, WithBurstCap(0, 1, 0))
 	r.clk.Advance(time.Second)
 	assert.True(t, fire(r))
 }

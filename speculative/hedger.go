@@ -39,6 +39,7 @@ type config struct {
 	window       time.Duration
 	errorHoldoff time.Duration
 	burstHorizon time.Duration
+	burstFactor  float64
 	burstFloor   int
 	now          func() time.Time
 }
@@ -191,6 +192,7 @@ func New(opts ...Option) (*Hedger, error) {
 		window:       DefaultBudgetWindow,
 		errorHoldoff: DefaultErrorHoldoff,
 		burstHorizon: DefaultBurstHorizon,
+		burstFactor:  DefaultBurstFactor,
 		burstFloor:   DefaultBurstFloor,
 		now:          time.Now,
 	}

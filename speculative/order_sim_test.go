@@ -28,7 +28,7 @@ func TestGocqlPicksBeforeReadingSpec(t *testing.T) {
 	c := startSim(t, 3, "127.0.0.19")
 	keys := setupData(t, c, 3, 20)
 	h, err := New(WithSource(&fakeSource{}), WithDelayBounds(time.Microsecond, time.Microsecond),
-		WithBudget(1, time.Minute), WithBurstCap(0, 0))
+		WithBudget(1, time.Minute), WithBurstCap(0, 1, 0))
 	require.NoError(t, err)
 	s, _ := newSimSession(t, c, simKS, h, func(cl *gocql.ClusterConfig) {
 		cl.RetryPolicy = &gocql.SimpleRetryPolicy{NumRetries: 2}
