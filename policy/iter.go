@@ -35,10 +35,12 @@ import (
 // stamped with the execution's generation: a call through a ticket whose
 // generation is no longer the state's, or on a state with no reference
 // left, returns nil (the late attempt finds no host; its result is
-// discarded, the executor already has the first one). A late call held up
-// while the same state served planTickets more executions would alias; the
-// late attempt would then take one host of that plan (race-free, the
-// reference counting holds).
+// discarded, the executor already has the first one). The check is not
+// airtight: a late call held up while the same state served planTickets
+// more executions reads its ticket's new generation and would use that
+// execution's plan concurrently with it. speculative.Wire never makes late
+// calls (it takes a fresh plan); for gocql's own speculative execution set
+// WithDriverSpeculation, which does not pool idempotent states.
 type queryState struct {
 	p        *Policy
 	tbl      *hostTable
@@ -49,6 +51,7 @@ type queryState struct {
 	planDone atomic.Bool   // idempotent: the plan's reference was dropped
 	gen      atomic.Uint32 // execution generation, one per Pick
 	tickets  [planTickets]planTicket
+	noPool   bool // never recycled (WithDriverSpeculation)
 
 	phase   uint8
 	cand    [maxCand]core.Candidate
@@ -75,20 +78,15 @@ type planTicket struct {
 	next gocql.NextHost // t.nextHost, bound once
 }
 
-func newQueryState(p *Policy) *queryState {
-	st := &queryState{p: p}
-	for i := range st.tickets {
-		t := &st.tickets[i]
-		t.st = st
-		t.next = t.nextHost
-	}
-	return st
-}
-
-// issue starts a new execution on st and returns its NextHost.
+// issue starts a new execution on st and returns its NextHost. A ticket's
+// method value is bound on its first use.
 func (st *queryState) issue(seq bool) gocql.NextHost {
 	g := st.gen.Add(1)
 	t := &st.tickets[g%planTickets]
+	if t.next == nil {
+		t.st = st
+		t.next = t.nextHost
+	}
 	t.gen.Store(g)
 	st.seq.Store(seq)
 	if !seq {
@@ -153,6 +151,9 @@ func (st *queryState) reset() {
 }
 
 func (st *queryState) release() {
+	if st.noPool {
+		return
+	}
 	st.tickets[st.gen.Load()%planTickets].gen.Store(0) // the execution's iterator is spent
 	st.reset()
 	st.p.statePool.Put(st)

@@ -95,7 +95,7 @@ func New(opts ...Option) (*Policy, error) {
 		f := cfg.keyspaceMetadata
 		p.getKS.Store(&f)
 	}
-	p.statePool.New = func() any { return newQueryState(p) }
+	p.statePool.New = func() any { return &queryState{p: p} }
 	p.tbl.Store(&hostTable{byID: map[string]int32{}, ks: map[string]*ksEntry{}})
 	return p, nil
 }
@@ -366,14 +366,22 @@ func (p *Policy) rebuildLocked() {
 // gocql v1.7.0 starts a speculative attempt after that only if its timer
 // fires in the instant between that Mark and the result reaching the
 // executor; speculative.Policy, the supported way to hedge, takes a fresh
-// plan instead of calling this one then. Wrappers that call the iterator
-// themselves must follow the same rule, give back a host they pulled but
-// do not use with Mark(context.Canceled), and not use a SelectedHost after
-// its last Mark (read Info before).
+// plan instead of calling this one then. With gocql's own speculative
+// execution set WithDriverSpeculation (idempotent states are then not
+// pooled). Wrappers that call the iterator themselves must follow the same
+// rule, give back a host they pulled but do not use with
+// Mark(context.Canceled), and not use a SelectedHost after its last Mark
+// (read Info before).
 func (p *Policy) Pick(qry gocql.ExecutableQuery) gocql.NextHost {
 	t := p.tbl.Load()
-	st := p.statePool.Get().(*queryState)
-	next := st.issue(qry != nil && !qry.IsIdempotent())
+	seq := qry != nil && !qry.IsIdempotent()
+	var st *queryState
+	if p.cfg.driverSpec && !seq {
+		st = &queryState{p: p, noPool: true}
+	} else {
+		st = p.statePool.Get().(*queryState)
+	}
+	next := st.issue(seq)
 	st.tbl, st.replicas, st.routed = p.route(t, qry)
 	if !st.routed {
 		p.noReplicas.Add(1)

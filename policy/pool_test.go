@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gocql/gocql"
@@ -78,10 +79,13 @@ func TestCanceledMarkReleasesHostNotPlan(t *testing.T) {
 	assert.Nil(t, st.tbl)
 }
 
-// TestConcurrentSpeculativeExecutions drives many executions whose primary
-// and hedge are marked from different goroutines, in random order, with
-// retries; under -race this checks the reference counting, and the tracker
-// must end with nothing in flight.
+// TestConcurrentSpeculativeExecutions drives many executions as gocql's
+// speculative executor does: the hedge gets its host while the primary is
+// in flight, then both attempts run in their own goroutines, marked in any
+// order, with retries on the same host and on the next host (a retry may
+// ask the iterator after the other attempt's Mark(nil)). Under -race this
+// checks the reference counting; the tracker must end with nothing in
+// flight.
 func TestConcurrentSpeculativeExecutions(t *testing.T) {
 	p, _, _ := testPolicy(t, 4, WithRateControl(false))
 	q := &fakeQuery{idempotent: true}
@@ -94,23 +98,26 @@ func TestConcurrentSpeculativeExecutions(t *testing.T) {
 				var mu sync.Mutex // gocql serialises one execution's NextHost calls
 				next := p.Pick(q)
 				call := func() gocql.SelectedHost { mu.Lock(); defer mu.Unlock(); return next() }
+				primary, hedge := call(), call()
 				var inner sync.WaitGroup
-				chain := func(retry bool) {
+				attempt := func(h gocql.SelectedHost, mode int) {
 					defer inner.Done()
-					h := call()
-					if h == nil {
-						return
-					}
-					if retry {
+					switch mode {
+					case 1: // retried on the same host
 						h.Mark(errors.New("overloaded"))
-						h.Mark(nil) // retried on the same host
-						return
+						h.Mark(nil)
+					case 2: // retried on the next host
+						h.Mark(errors.New("overloaded"))
+						if h2 := call(); h2 != nil {
+							h2.Mark(nil)
+						}
+					default:
+						h.Mark(nil)
 					}
-					h.Mark(nil)
 				}
 				inner.Add(2)
-				go chain(i%3 == 0)
-				go chain(false)
+				go attempt(primary, i%3)
+				go attempt(hedge, (i/3)%2)
 				inner.Wait()
 			}
 		}(g)
@@ -154,4 +161,44 @@ func TestLateCallGetsNoHost(t *testing.T) {
 	for _, s := range p.Tracker().Snapshot() {
 		assert.EqualValues(t, 0, s.InFlight, s.ID)
 	}
+}
+
+// TestDriverSpeculationLateCalls: with WithDriverSpeculation, idempotent
+// states are not pooled, so attempts that ask the iterator at any time,
+// after every other Mark included (gocql's own speculative executor in its
+// race window), stay race-free and get nil once the plan is spent.
+func TestDriverSpeculationLateCalls(t *testing.T) {
+	p, _, _ := testPolicy(t, 4, WithRateControl(false), WithDriverSpeculation(true))
+	q := &fakeQuery{idempotent: true}
+	var late atomic.Int64
+	var wg sync.WaitGroup
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				var mu sync.Mutex
+				next := p.Pick(q)
+				call := func() gocql.SelectedHost { mu.Lock(); defer mu.Unlock(); return next() }
+				var inner sync.WaitGroup
+				chain := func() {
+					defer inner.Done()
+					if h := call(); h != nil {
+						h.Mark(nil)
+					} else {
+						late.Add(1)
+					}
+				}
+				inner.Add(2)
+				go chain()
+				go chain() // may start after the other chain's Mark(nil)
+				inner.Wait()
+			}
+		}()
+	}
+	wg.Wait()
+	for _, s := range p.Tracker().Snapshot() {
+		assert.EqualValues(t, 0, s.InFlight, s.ID)
+	}
+	t.Logf("late calls that found no host: %d", late.Load())
 }
