@@ -85,7 +85,7 @@ func BenchmarkPickMark(b *testing.B) {
 		}
 	})
 	b.Run("c3-idempotent", func(b *testing.B) {
-		// idempotent queries may run speculatively: state is not pooled
+		// idempotent queries may run speculatively: state is reference counted
 		qs := append([]fakeQuery(nil), queries...)
 		for i := range qs {
 			qs[i].idempotent = true

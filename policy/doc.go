@@ -102,7 +102,8 @@
 // jitter 0.05, probe probability 0.01 after 1s, MaxCandidates 8, EWMA alpha
 // 0.1, HealthTolerance 0.05, success buckets of 500ms.
 //
-// The hot path (Pick, NextHost, Mark) allocates nothing for non-idempotent
-// queries (per-query state is pooled; see Pick) and takes no lock shared
-// between hosts.
+// The hot path (Pick, NextHost, Mark) allocates nothing, for idempotent
+// queries too (per-query state is pooled, reference counted while a
+// speculative execution may still use it; see Pick), and takes no lock
+// shared between hosts.
 package policy

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"sync/atomic"
 	"time"
 
@@ -12,13 +13,45 @@ import (
 // queryState is the plan of one query execution (one Pick). gocql never
 // calls one iterator concurrently (its speculative executor wraps it in a
 // mutex), but Mark may run concurrently with NextHost on another selection.
+//
+// States are pooled. A sequential execution (seq: not idempotent, so gocql
+// never speculates it) is recycled at its first Mark(nil), after which
+// gocql uses neither the iterator nor the host again. A possibly
+// speculative one (idempotent) is reference counted: one reference for the
+// plan, dropped at the execution's first Mark(nil) (an attempt chain of
+// gocql ends there, and the query's result is decided), and one per host
+// handed out, dropped at that host's last Mark: Mark(nil), or
+// Mark(context.Canceled) from a wrapper giving back a host it pulled but
+// did not use. The last reference recycles the state. An attempt that
+// failed keeps its reference (gocql may retry it on the same host or ask
+// the iterator for the next one), so an execution with an error leaves its
+// state to the garbage collector.
+//
+// gocql v1.7.0 can still call the iterator after the first Mark(nil): its
+// speculative executor starts an attempt if its timer fires between that
+// Mark and the result reaching it. Such a late call must neither touch a
+// state that was recycled nor a later execution's plan. Each execution
+// therefore gets its NextHost from one of planTickets tickets of the state,
+// stamped with the execution's generation: a call through a ticket whose
+// generation is no longer the state's, or on a state with no reference
+// left, returns nil (the late attempt finds no host; its result is
+// discarded, the executor already has the first one). The check is not
+// airtight: a late call held up while the same state served planTickets
+// more executions reads its ticket's new generation and would use that
+// execution's plan concurrently with it. speculative.Wire never makes late
+// calls (it takes a fresh plan); for gocql's own speculative execution set
+// WithDriverSpeculation, which does not pool idempotent states.
 type queryState struct {
 	p        *Policy
 	tbl      *hostTable
-	next     gocql.NextHost // st.nextHost, bound once per state object
-	replicas []int32        // replica set of the token (aliases the replica map)
+	replicas []int32 // replica set of the token (aliases the replica map)
 	routed   bool
-	pooled   bool
+	seq      atomic.Bool   // not idempotent: recycled at the first Mark(nil)
+	refs     atomic.Int32  // idempotent: plan + hosts handed out and not finally marked
+	planDone atomic.Bool   // idempotent: the plan's reference was dropped
+	gen      atomic.Uint32 // execution generation, one per Pick
+	tickets  [planTickets]planTicket
+	noPool   bool // never recycled (WithDriverSpeculation)
 
 	phase   uint8
 	cand    [maxCand]core.Candidate
@@ -33,6 +66,66 @@ type queryState struct {
 	sels [4]selection
 	nsel int
 	last *selection
+}
+
+// planTickets is the number of NextHost tickets per state (see queryState).
+const planTickets = 8
+
+// planTicket is the NextHost of one execution of a state.
+type planTicket struct {
+	st   *queryState
+	gen  atomic.Uint32  // generation the ticket was issued for
+	next gocql.NextHost // t.nextHost, bound once
+}
+
+// issue starts a new execution on st and returns its NextHost. A ticket's
+// method value is bound on its first use.
+func (st *queryState) issue(seq bool) gocql.NextHost {
+	g := st.gen.Add(1)
+	t := &st.tickets[g%planTickets]
+	if t.next == nil {
+		t.st = st
+		t.next = t.nextHost
+	}
+	t.gen.Store(g)
+	st.seq.Store(seq)
+	if !seq {
+		st.planDone.Store(false)
+		st.refs.Store(1)
+	}
+	return t.next
+}
+
+// nextHost is the gocql.NextHost of one execution; stale calls get nil.
+func (t *planTicket) nextHost() gocql.SelectedHost {
+	st := t.st
+	g := t.gen.Load()
+	if st.seq.Load() {
+		if g != st.gen.Load() {
+			return nil
+		}
+		if s := st.nextHost(); s != nil {
+			return s
+		}
+		return nil
+	}
+	for { // take a reference unless none is left (recycled)
+		r := st.refs.Load()
+		if r <= 0 {
+			return nil
+		}
+		if st.refs.CompareAndSwap(r, r+1) {
+			break
+		}
+	}
+	var sel gocql.SelectedHost
+	if g == st.gen.Load() {
+		if s := st.nextHost(); s != nil {
+			sel = s
+		}
+	}
+	st.unref(1)
+	return sel
 }
 
 const (
@@ -58,17 +151,30 @@ func (st *queryState) reset() {
 }
 
 func (st *queryState) release() {
+	if st.noPool {
+		return
+	}
+	st.tickets[st.gen.Load()%planTickets].gen.Store(0) // the execution's iterator is spent
 	st.reset()
 	st.p.statePool.Put(st)
 }
 
-// nextHost is the gocql.NextHost of the plan.
-func (st *queryState) nextHost() gocql.SelectedHost {
+// unref drops n references of an idempotent execution's state and
+// recycles it with the last one. The caller must not touch st afterwards.
+func (st *queryState) unref(n int32) {
+	if st.refs.Add(-n) == 0 {
+		st.release()
+	}
+}
+
+// nextHost returns the plan's next host (nil at the end).
+func (st *queryState) nextHost() *selection {
 	p := st.p
 	if st.tbl == nil {
 		return nil // recycled (see Pick): a misbehaving caller gets an empty plan
 	}
-	if st.pooled && st.last != nil && st.last.marks.Load() == 0 {
+	seq := st.seq.Load()
+	if seq && st.last != nil && st.last.marks.Load() == 0 {
 		// Sequential execution (non-idempotent): asking for another host
 		// without marking the previous one means gocql skipped it (no pool or
 		// no connection); end that attempt without a measurement.
@@ -88,6 +194,9 @@ func (st *queryState) nextHost() gocql.SelectedHost {
 	}
 	st.nsel++
 	s.st, s.e = st, e
+	if !seq {
+		st.refs.Add(1)
+	}
 	var now time.Duration
 	if st.nsel == 1 && st.haveNow {
 		now = st.now // read by rank just now: save a clock read
@@ -321,6 +430,7 @@ type selection struct {
 	start    time.Duration
 	lastMark time.Duration
 	marks    atomic.Uint32
+	done     atomic.Bool // idempotent: this host's reference was dropped
 }
 
 // Info returns the host.
@@ -351,7 +461,22 @@ func (s *selection) Mark(err error) {
 		s.lastMark = now
 		s.e.h.ObserveAt(now, now-from, classify(nil, err))
 	}
-	if err == nil && st.pooled {
-		st.release()
+	switch {
+	case st.seq.Load():
+		if err == nil {
+			st.release()
+		}
+	case err == nil || err == context.Canceled:
+		// this attempt chain ends here; Mark(nil) also ends the plan
+		var n int32
+		if s.done.CompareAndSwap(false, true) {
+			n++
+		}
+		if err == nil && st.planDone.CompareAndSwap(false, true) {
+			n++
+		}
+		if n > 0 {
+			st.unref(n)
+		}
 	}
 }

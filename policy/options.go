@@ -61,6 +61,7 @@ const (
 )
 
 type config struct {
+	driverSpec     bool // WithDriverSpeculation
 	strategy       Strategy
 	localDC        string
 	remoteDCs      bool

@@ -101,11 +101,7 @@ func New(opts ...Option) (*Policy, error) {
 		f := cfg.keyspaceMetadata
 		p.getKS.Store(&f)
 	}
-	p.statePool.New = func() any {
-		st := &queryState{p: p}
-		st.next = st.nextHost
-		return st
-	}
+	p.statePool.New = func() any { return &queryState{p: p} }
 	p.tbl.Store(&hostTable{byID: map[string]int32{}, ks: map[string]*ksEntry{}})
 	dc := cfg.localDC
 	p.localDC.Store(&dc)
@@ -365,29 +361,37 @@ func (p *Policy) rebuildLocked() {
 // with a binary search and no allocation; TestReplicaSetsMatchGocql checks
 // the sets against gocql's on the same ring.
 //
-// The per-query state comes from a sync.Pool and is recycled when a host of
-// a non-idempotent query is marked with a nil error: gocql v1.7.0 never
-// speculates non-idempotent queries and returns right after Mark(nil), so
-// neither the iterator nor the host is used again. Idempotent queries may be
-// executed speculatively on several goroutines that keep using the iterator,
-// so their state is left to the garbage collector. (Wrappers that call the
-// iterator themselves must follow the same rule.)
+// The per-query state comes from a sync.Pool. A non-idempotent query's is
+// recycled when a host is marked with a nil error: gocql v1.7.0 never
+// speculates such queries and returns right after Mark(nil). An idempotent
+// query may run speculatively on several goroutines, so its state is
+// reference counted (see queryState) and recycled when the execution's
+// first Mark(nil) has happened and every host handed out has had its last
+// Mark. After the first Mark(nil) the iterator must not be called again:
+// gocql v1.7.0 starts a speculative attempt after that only if its timer
+// fires in the instant between that Mark and the result reaching the
+// executor; speculative.Policy, the supported way to hedge, takes a fresh
+// plan instead of calling this one then. With gocql's own speculative
+// execution set WithDriverSpeculation (idempotent states are then not
+// pooled). Wrappers that call the iterator themselves must follow the same
+// rule, give back a host they pulled but do not use with
+// Mark(context.Canceled), and not use a SelectedHost after its last Mark
+// (read Info before).
 func (p *Policy) Pick(qry gocql.ExecutableQuery) gocql.NextHost {
 	t := p.tbl.Load()
+	seq := qry != nil && !qry.IsIdempotent()
 	var st *queryState
-	pooled := qry != nil && !qry.IsIdempotent()
-	if pooled {
-		st = p.statePool.Get().(*queryState)
+	if p.cfg.driverSpec && !seq {
+		st = &queryState{p: p, noPool: true}
 	} else {
-		st = &queryState{p: p}
-		st.next = st.nextHost
+		st = p.statePool.Get().(*queryState)
 	}
-	st.pooled = pooled
+	next := st.issue(seq)
 	st.tbl, st.replicas, st.routed = p.route(t, qry)
 	if !st.routed {
 		p.noReplicas.Add(1)
 	}
-	return st.next
+	return next
 }
 
 // route returns the table to use and the replica set of the query's token

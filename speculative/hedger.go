@@ -38,6 +38,9 @@ type config struct {
 	fraction     float64
 	window       time.Duration
 	errorHoldoff time.Duration
+	burstHorizon time.Duration
+	burstFactor  float64
+	burstFloor   int
 	now          func() time.Time
 }
 
@@ -155,8 +158,10 @@ type Hedger struct {
 	delay       atomic.Int64 // current hedge delay, ns
 	nextRefresh atomic.Int64 // ns since base when the delay is due for a refresh
 
-	budget *budget
-	spec   armedSpec
+	budget  *budget
+	burst   *budget       // hedges and executions over the burst horizon; nil when the cap is off
+	silence SilenceSource // the source, when it reports silence
+	spec    armedSpec
 
 	// budget-pressure controller (see doc.go, "Hedge delay"); guarded by ctlMu,
 	// taken only by the one caller per refresh interval that refreshes.
@@ -171,6 +176,8 @@ type Hedger struct {
 	executions, eligible, armed, hedges atomic.Uint64
 	budgetDenied, noTarget, unreserved  atomic.Uint64
 	tooFewHosts                         atomic.Uint64
+	burstDenied, burstLifted, won, lost atomic.Uint64
+	hedgesInFlight                      atomic.Int64
 }
 
 // New returns a Hedger; a bad option yields an error naming the field, its
@@ -184,6 +191,9 @@ func New(opts ...Option) (*Hedger, error) {
 		fraction:     DefaultBudgetFraction,
 		window:       DefaultBudgetWindow,
 		errorHoldoff: DefaultErrorHoldoff,
+		burstHorizon: DefaultBurstHorizon,
+		burstFactor:  DefaultBurstFactor,
+		burstFloor:   DefaultBurstFloor,
 		now:          time.Now,
 	}
 	for _, o := range opts {
@@ -204,6 +214,10 @@ func New(opts ...Option) (*Hedger, error) {
 		h.cfg.source = rec
 	}
 	h.budget = newBudget(c.fraction, int64(c.window))
+	if ss, ok := h.cfg.source.(SilenceSource); ok && c.burstHorizon > 0 {
+		h.silence = ss
+		h.burst = newBudget(c.fraction, int64(c.burstHorizon))
+	}
 	h.spec.h = h
 	h.exceed = 1 - c.quantile
 	h.effQuantile.Store(math.Float64bits(c.quantile))
@@ -324,7 +338,12 @@ type Stats struct {
 	Eligible     uint64        // of those, idempotent and not opted out with Disable
 	Armed        uint64        // of those, allowed to hedge (a budget token was reserved)
 	Hedges       uint64        // hedges that actually fired (extra attempts sent)
+	Won          uint64        // fired hedges whose attempt was the execution's first success
+	Lost         uint64        // fired hedges beaten by a success of an earlier attempt
+	InFlight     int64         // hedges fired whose attempt has not ended yet
 	BudgetDenied uint64        // eligible executions not armed because the budget was spent
+	BurstDenied  uint64        // eligible executions not armed by the burst cap (WithBurstCap)
+	BurstLifted  uint64        // eligible executions over the burst cap, armed because a host was stalled
 	TooFewHosts  uint64        // eligible executions not armed: fewer than 2 hosts up
 	NoTarget     uint64        // hedges that fired but found no host left (see doc.go)
 	Unreserved   uint64        // hedges that fired after their reservation was released (see doc.go)
@@ -344,7 +363,12 @@ func (h *Hedger) Stats() Stats {
 		Eligible:       h.eligible.Load(),
 		Armed:          h.armed.Load(),
 		Hedges:         h.hedges.Load(),
+		Won:            h.won.Load(),
+		Lost:           h.lost.Load(),
+		InFlight:       h.hedgesInFlight.Load(),
 		BudgetDenied:   h.budgetDenied.Load(),
+		BurstDenied:    h.burstDenied.Load(),
+		BurstLifted:    h.burstLifted.Load(),
 		TooFewHosts:    h.tooFewHosts.Load(),
 		NoTarget:       h.noTarget.Load(),
 		Unreserved:     h.unreserved.Load(),

@@ -20,8 +20,8 @@ import (
 //     Disable untouched (no hedge for the former: gocql's rule);
 //   - for every other *gocql.Query / *gocql.Batch, sets the query's
 //     SpeculativeExecutionPolicy: one extra attempt after Hedger.Delay()
-//     when a budget token could be reserved and at least 2 hosts are up,
-//     otherwise none. gocql v1.7.0 has no cluster-wide speculative
+//     when at least 2 hosts are up, the burst cap allows it (WithBurstCap)
+//     and a budget token could be reserved, otherwise none. gocql v1.7.0 has no cluster-wide speculative
 //     setting; doing it here is what makes one Wire call hedge every query.
 //
 // The returned NextHost never yields a host twice, so the hedge never goes
@@ -142,6 +142,9 @@ func (p *Policy) Pick(qry gocql.ExecutableQuery) gocql.NextHost {
 	h.executions.Add(1)
 	now := h.nowNs()
 	h.budget.request(now)
+	if h.burst != nil {
+		h.burst.request(now)
+	}
 	if qry == nil || !qry.IsIdempotent() || disabled(qry.Context()) {
 		return p.inner.Pick(qry)
 	}
@@ -150,6 +153,8 @@ func (p *Policy) Pick(qry gocql.ExecutableQuery) gocql.NextHost {
 	switch {
 	case p.upN.Load() < 2:
 		h.tooFewHosts.Add(1)
+	case !h.burstAllows(now):
+		h.burstDenied.Add(1)
 	case !h.budget.tryReserve(now):
 		h.budgetDenied.Add(1)
 	default:
@@ -158,7 +163,7 @@ func (p *Policy) Pick(qry gocql.ExecutableQuery) gocql.NextHost {
 			return p.inner.Pick(qry)
 		}
 		h.armed.Add(1)
-		st := &execState{h: h, it: p.inner.Pick(qry), reserved: true}
+		st := &execState{h: h, p: p, qry: qry, it: p.inner.Pick(qry), reserved: true}
 		return st.next
 	}
 	setSpec(qry, gocql.NonSpeculativeExecution{})
@@ -174,17 +179,22 @@ const maxSkips = 1024
 // attempts' goroutines, so fields are guarded by mu (never contended by
 // more than the 2 attempts of one execution).
 type execState struct {
-	h  *Hedger
-	it gocql.NextHost
+	h   *Hedger
+	p   *Policy
+	qry gocql.ExecutableQuery
+	it  gocql.NextHost
 
-	mu       sync.Mutex
-	calls    int
-	permits  int  // attempts that ended with an error and may ask for the next host
-	reserved bool // budget token held
-	hedged   bool
-	slots    [3]hostSlot
-	nslots   int
-	extra    []*hostSlot
+	mu        sync.Mutex
+	calls     int
+	permits   int  // attempts that ended with an error and may ask for the next host
+	reserved  bool // budget token held
+	hedged    bool
+	spent     bool      // a host of it was marked nil: a pooled plan (policy.Pick) may be recycled, take a fresh one
+	settled   bool      // an attempt has succeeded
+	hedgeSlot *hostSlot // the hedge's slot once it fired
+	slots     [3]hostSlot
+	nslots    int
+	extra     []*hostSlot
 }
 
 func sameHost(a, b *gocql.HostInfo) bool {
@@ -197,12 +207,12 @@ func sameHost(a, b *gocql.HostInfo) bool {
 
 func (st *execState) seen(info *gocql.HostInfo) bool {
 	for i := 0; i < st.nslots; i++ {
-		if sameHost(st.slots[i].sel.Info(), info) {
+		if sameHost(st.slots[i].info, info) {
 			return true
 		}
 	}
 	for _, s := range st.extra {
-		if sameHost(s.sel.Info(), info) {
+		if sameHost(s.info, info) {
 			return true
 		}
 	}
@@ -218,6 +228,9 @@ func release(sel gocql.SelectedHost) { sel.Mark(context.Canceled) }
 // pull returns the wrapped iterator's next host that is up and not yet
 // used by this execution; the hosts it skips are released.
 func (st *execState) pull() gocql.SelectedHost {
+	if st.spent {
+		st.it, st.spent = st.p.inner.Pick(st.qry), false
+	}
 	for i := 0; i < maxSkips; i++ {
 		sel := st.it()
 		if sel == nil {
@@ -231,7 +244,7 @@ func (st *execState) pull() gocql.SelectedHost {
 	return nil
 }
 
-func (st *execState) hand(sel gocql.SelectedHost) gocql.SelectedHost {
+func (st *execState) hand(sel gocql.SelectedHost) *hostSlot {
 	var s *hostSlot
 	if st.nslots < len(st.slots) {
 		s = &st.slots[st.nslots]
@@ -240,7 +253,7 @@ func (st *execState) hand(sel gocql.SelectedHost) gocql.SelectedHost {
 		s = new(hostSlot)
 		st.extra = append(st.extra, s)
 	}
-	s.st, s.sel = st, sel
+	s.st, s.sel, s.info = st, sel, sel.Info()
 	return s
 }
 
@@ -306,30 +319,62 @@ func (st *execState) hedge() gocql.SelectedHost {
 		h.unreserved.Add(1)
 	}
 	h.budget.charge(now, st.reserved)
+	if h.burst != nil {
+		h.burst.charge(now, false)
+	}
 	st.reserved = false
-	return st.hand(target)
+	st.hedgeSlot = st.hand(target)
+	h.hedgesInFlight.Add(1)
+	return st.hedgeSlot
 }
 
 // hostSlot is a SelectedHost handed to gocql for one execution: it passes
 // everything to the wrapped policy's SelectedHost and keeps the
 // execution's bookkeeping.
+//
+// The host is read once, when handed out: a pooled policy (policy.Pick) may
+// recycle its SelectedHost after the host's last Mark.
 type hostSlot struct {
-	st  *execState
-	sel gocql.SelectedHost
+	st     *execState
+	sel    gocql.SelectedHost
+	info   *gocql.HostInfo
+	marked bool // guarded by st.mu
 }
 
-func (s *hostSlot) Info() *gocql.HostInfo { return s.sel.Info() }
+func (s *hostSlot) Info() *gocql.HostInfo { return s.info }
 
 func (s *hostSlot) Mark(err error) {
-	s.sel.Mark(err)
 	st := s.st
 	h := st.h
+	if err == nil {
+		// after Mark(nil) a pooled plan must not be asked again (policy.Pick)
+		st.mu.Lock()
+		st.spent = true
+		st.mu.Unlock()
+	}
+	s.sel.Mark(err)
 	if isHostError(err) {
-		h.hostError(s.sel.Info(), h.nowNs())
+		h.hostError(s.info, h.nowNs())
 	}
 	st.mu.Lock()
 	if err != nil {
 		st.permits++
+	}
+	if s == st.hedgeSlot && !s.marked {
+		h.hedgesInFlight.Add(-1)
+	}
+	s.marked = true
+	if err == nil && !st.settled {
+		// the first success decides the race (gocql returns the first
+		// result; the loser, cancelled, is marked nil later)
+		st.settled = true
+		switch {
+		case st.hedgeSlot == nil:
+		case s == st.hedgeSlot:
+			h.won.Add(1)
+		default:
+			h.lost.Add(1)
+		}
 	}
 	if st.reserved && !st.hedged {
 		// the first attempt ended before the hedge fired: give the token back

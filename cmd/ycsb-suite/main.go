@@ -204,8 +204,8 @@ func checkPolicies(ctx context.Context, bin string, policies []string) error {
 	}
 	known := strings.Fields(string(out))
 	for _, p := range policies {
-		if !slices.Contains(known, strings.TrimSuffix(p, "+hedge")) {
-			return badFlag("policies", p, strings.Join(known, ", ")+", each optionally with +hedge")
+		if base, _, _ := strings.Cut(p, "+hedge"); !slices.Contains(known, base) {
+			return badFlag("policies", p, strings.Join(known, ", ")+", each optionally with +hedge or a +hedge variant (ycsb-lite -h)")
 		}
 	}
 	return nil

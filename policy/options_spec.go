@@ -1,0 +1,13 @@
+package policy
+
+// WithDriverSpeculation says that queries may carry gocql's own
+// SpeculativeExecutionPolicy (set with Query.SetSpeculativeExecutionPolicy
+// rather than through speculative.Wire). gocql v1.7.0 can then start a
+// speculative attempt after the execution's first Mark(nil), if its timer
+// fires just as the first result arrives; the per-query state of
+// idempotent executions is then not pooled but left to the garbage
+// collector (one allocation per idempotent Pick), so such a late call can
+// never reach a state that serves another execution. Default false: the
+// state is pooled (see Pick), which speculative.Wire's hedging is safe
+// with, since it never asks a plan again after a Mark(nil).
+func WithDriverSpeculation(on bool) Option { return func(c *config) { c.driverSpec = on } }

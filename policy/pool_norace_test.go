@@ -1,0 +1,24 @@
+//go:build !race
+
+// The race detector's sync.Pool drops items on purpose, so allocation
+// counts only mean something without it.
+
+package policy
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestIdempotentStateReused: a plain idempotent execution recycles its state
+// (the pool hands it out again: no allocation; see also BenchmarkPickMark).
+func TestIdempotentStateReused(t *testing.T) {
+	p, _, _ := testPolicy(t, 3, WithRateControl(false))
+	q := &fakeQuery{idempotent: true}
+	allocs := testing.AllocsPerRun(200, func() {
+		h := p.Pick(q)()
+		h.Mark(nil)
+	})
+	assert.Zero(t, allocs)
+}

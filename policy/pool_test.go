@@ -1,0 +1,204 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/gocql/gocql"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// stateOf returns the plan state behind a host handed out by Pick's iterator.
+func stateOf(t *testing.T, h gocql.SelectedHost) *queryState {
+	t.Helper()
+	s, ok := h.(*selection)
+	require.True(t, ok)
+	return s.st
+}
+
+// TestIdempotentStateLivesUntilLastMark: a speculative execution's state is
+// recycled only once the first Mark(nil) happened and every host handed out
+// had its last Mark; a loser still running keeps it.
+func TestIdempotentStateLivesUntilLastMark(t *testing.T) {
+	p, _, _ := testPolicy(t, 3, WithRateControl(false))
+	next := p.Pick(&fakeQuery{idempotent: true})
+	a := next()
+	b := next() // the hedge
+	st := stateOf(t, a)
+	require.Same(t, st, stateOf(t, b))
+	assert.EqualValues(t, 3, st.refs.Load(), "plan + 2 hosts")
+
+	b.Mark(nil) // the hedge wins
+	assert.EqualValues(t, 1, st.refs.Load(), "the loser still holds the state")
+	assert.NotNil(t, st.tbl, "not recycled while the loser runs")
+
+	a.Mark(errors.New("timeout")) // the loser fails: may still retry on the same host
+	assert.EqualValues(t, 1, st.refs.Load())
+	a.Mark(nil) // its retry ends, cancelled
+	assert.EqualValues(t, 0, st.refs.Load())
+	assert.Nil(t, st.tbl, "recycled at the last reference")
+	for _, s := range p.Tracker().Snapshot() {
+		assert.EqualValues(t, 0, s.InFlight, s.ID)
+	}
+}
+
+// TestIdempotentRetryKeepsPlan: an attempt that fails keeps the plan alive
+// for the retry on the next host, which may come after another attempt's
+// Mark(nil) only while that failed attempt holds its reference.
+func TestIdempotentRetryKeepsPlan(t *testing.T) {
+	p, _, _ := testPolicy(t, 3, WithRateControl(false))
+	next := p.Pick(&fakeQuery{idempotent: true})
+	a := next()
+	st := stateOf(t, a)
+	a.Mark(errors.New("overloaded"))
+	c := next() // RetryNextHost
+	require.NotNil(t, c)
+	assert.NotEqual(t, id(a), id(c))
+	c.Mark(nil)
+	assert.EqualValues(t, 1, st.refs.Load(), "the failed attempt's reference is never dropped")
+	assert.NotNil(t, st.tbl, "left to the garbage collector, not recycled")
+}
+
+// TestCanceledMarkReleasesHostNotPlan: a wrapper giving back a host it pulled
+// but did not use (Mark(context.Canceled)) keeps the plan usable.
+func TestCanceledMarkReleasesHostNotPlan(t *testing.T) {
+	p, _, _ := testPolicy(t, 3, WithRateControl(false))
+	next := p.Pick(&fakeQuery{idempotent: true})
+	a := next()
+	st := stateOf(t, a)
+	a.Mark(context.Canceled)
+	assert.EqualValues(t, 1, st.refs.Load())
+	b := next()
+	require.NotNil(t, b)
+	b.Mark(nil)
+	assert.EqualValues(t, 0, st.refs.Load())
+	assert.Nil(t, st.tbl)
+}
+
+// TestConcurrentSpeculativeExecutions drives many executions as gocql's
+// speculative executor does: the hedge gets its host while the primary is
+// in flight, then both attempts run in their own goroutines, marked in any
+// order, with retries on the same host and on the next host (a retry may
+// ask the iterator after the other attempt's Mark(nil)). Under -race this
+// checks the reference counting; the tracker must end with nothing in
+// flight.
+func TestConcurrentSpeculativeExecutions(t *testing.T) {
+	p, _, _ := testPolicy(t, 4, WithRateControl(false))
+	q := &fakeQuery{idempotent: true}
+	var wg sync.WaitGroup
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 300; i++ {
+				var mu sync.Mutex // gocql serialises one execution's NextHost calls
+				next := p.Pick(q)
+				call := func() gocql.SelectedHost { mu.Lock(); defer mu.Unlock(); return next() }
+				primary, hedge := call(), call()
+				var inner sync.WaitGroup
+				attempt := func(h gocql.SelectedHost, mode int) {
+					defer inner.Done()
+					switch mode {
+					case 1: // retried on the same host
+						h.Mark(errors.New("overloaded"))
+						h.Mark(nil)
+					case 2: // retried on the next host
+						h.Mark(errors.New("overloaded"))
+						if h2 := call(); h2 != nil {
+							h2.Mark(nil)
+						}
+					default:
+						h.Mark(nil)
+					}
+				}
+				inner.Add(2)
+				go attempt(primary, i%3)
+				go attempt(hedge, (i/3)%2)
+				inner.Wait()
+			}
+		}(g)
+	}
+	wg.Wait()
+	for _, s := range p.Tracker().Snapshot() {
+		assert.EqualValues(t, 0, s.InFlight, s.ID)
+	}
+}
+
+// TestLateCallGetsNoHost: gocql's speculative timer can fire right after the
+// first Mark(nil); the late call through that execution's iterator finds no
+// host, also once the state serves another execution, and leaves that
+// execution's plan alone.
+func TestLateCallGetsNoHost(t *testing.T) {
+	p, _, _ := testPolicy(t, 3, WithRateControl(false))
+	for _, idem := range []bool{true, false} {
+		q := &fakeQuery{idempotent: idem}
+		next := p.Pick(q)
+		a := next()
+		st := stateOf(t, a)
+		a.Mark(nil)
+		assert.Nil(t, next(), "late call on a recycled state")
+
+		// the pool hands the recycled state out again (same goroutine; the
+		// race detector's pool may not, then this part checks less)
+		next2 := p.Pick(&fakeQuery{idempotent: true})
+		assert.Nil(t, next(), "late call on a state serving another execution")
+		var got []string
+		reused := false
+		for h := next2(); h != nil; h = next2() {
+			reused = reused || stateOf(t, h) == st
+			got = append(got, id(h))
+			h.Mark(context.Canceled)
+		}
+		assert.Len(t, got, 3, "the other execution's plan is whole")
+		if !raceEnabled {
+			assert.True(t, reused, "the recycled state was reused")
+		}
+	}
+	for _, s := range p.Tracker().Snapshot() {
+		assert.EqualValues(t, 0, s.InFlight, s.ID)
+	}
+}
+
+// TestDriverSpeculationLateCalls: with WithDriverSpeculation, idempotent
+// states are not pooled, so attempts that ask the iterator at any time,
+// after every other Mark included (gocql's own speculative executor in its
+// race window), stay race-free and get nil once the plan is spent.
+func TestDriverSpeculationLateCalls(t *testing.T) {
+	p, _, _ := testPolicy(t, 4, WithRateControl(false), WithDriverSpeculation(true))
+	q := &fakeQuery{idempotent: true}
+	var late atomic.Int64
+	var wg sync.WaitGroup
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				var mu sync.Mutex
+				next := p.Pick(q)
+				call := func() gocql.SelectedHost { mu.Lock(); defer mu.Unlock(); return next() }
+				var inner sync.WaitGroup
+				chain := func() {
+					defer inner.Done()
+					if h := call(); h != nil {
+						h.Mark(nil)
+					} else {
+						late.Add(1)
+					}
+				}
+				inner.Add(2)
+				go chain()
+				go chain() // may start after the other chain's Mark(nil)
+				inner.Wait()
+			}
+		}()
+	}
+	wg.Wait()
+	for _, s := range p.Tracker().Snapshot() {
+		assert.EqualValues(t, 0, s.InFlight, s.ID)
+	}
+	t.Logf("late calls that found no host: %d", late.Load())
+}

@@ -1,0 +1,78 @@
+package promstats
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/tailroute/tailroute/speculative"
+)
+
+// Collector is a prometheus.Collector reading speculative.Hedger.Stats at
+// scrape time (no background goroutine, nothing on the request path).
+type Collector struct {
+	h *speculative.Hedger
+
+	executions, eligible, armed, fired, won, lost, suppressed *prometheus.Desc
+	noTarget, unreserved, lifted                              *prometheus.Desc
+	inFlight, delay, quantile, winReq, winHedges, reserved    *prometheus.Desc
+}
+
+// New returns a collector for h. constLabels (may be nil) are added to every
+// metric, e.g. {"session": "main"}.
+func New(h *speculative.Hedger, constLabels prometheus.Labels) *Collector {
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc("tailroute_hedge_"+name, help, labels, constLabels)
+	}
+	return &Collector{
+		h:          h,
+		executions: d("executions_total", "Query executions seen by the hedging policy (Pick calls)."),
+		eligible:   d("eligible_total", "Executions that may hedge: idempotent and not opted out."),
+		armed:      d("armed_total", "Executions armed: a hedge fires if the first attempt outlives the delay."),
+		fired:      d("fired_total", "Hedges sent (extra attempts)."),
+		won:        d("won_total", "Hedges whose attempt was the execution's first success."),
+		lost:       d("lost_total", "Hedges beaten by a success of an earlier attempt."),
+		suppressed: d("suppressed_total", "Eligible executions not armed, by reason: budget (long-run budget spent), burst (burst cap), too_few_hosts.", "reason"),
+		lifted:     d("burst_lifted_total", "Executions over the burst cap armed anyway because a host was stalled."),
+		noTarget:   d("no_target_total", "Hedges that fired but found no host left."),
+		unreserved: d("unreserved_total", "Hedges that fired after their budget reservation was released."),
+		inFlight:   d("in_flight", "Hedges sent whose attempt has not ended."),
+		delay:      d("delay_seconds", "Current hedge delay."),
+		quantile:   d("quantile", "Latency quantile the delay follows now (raised under budget pressure)."),
+		winReq:     d("window_requests", "Executions counted in the budget window."),
+		winHedges:  d("window_hedges", "Hedges counted in the budget window."),
+		reserved:   d("reserved", "Budget reservations held by armed executions."),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.executions, c.eligible, c.armed, c.fired, c.won, c.lost, c.suppressed,
+		c.noTarget, c.unreserved, c.lifted, c.inFlight, c.delay, c.quantile, c.winReq, c.winHedges, c.reserved} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	s := c.h.Stats()
+	ct, g := prometheus.CounterValue, prometheus.GaugeValue
+	m := func(d *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, t, v, labels...)
+	}
+	m(c.executions, ct, float64(s.Executions))
+	m(c.eligible, ct, float64(s.Eligible))
+	m(c.armed, ct, float64(s.Armed))
+	m(c.fired, ct, float64(s.Hedges))
+	m(c.won, ct, float64(s.Won))
+	m(c.lost, ct, float64(s.Lost))
+	m(c.suppressed, ct, float64(s.BudgetDenied), "budget")
+	m(c.suppressed, ct, float64(s.BurstDenied), "burst")
+	m(c.suppressed, ct, float64(s.TooFewHosts), "too_few_hosts")
+	m(c.lifted, ct, float64(s.BurstLifted))
+	m(c.noTarget, ct, float64(s.NoTarget))
+	m(c.unreserved, ct, float64(s.Unreserved))
+	m(c.inFlight, g, float64(s.InFlight))
+	m(c.delay, g, s.Delay.Seconds())
+	m(c.quantile, g, s.Quantile)
+	m(c.winReq, g, float64(s.WindowRequests))
+	m(c.winHedges, g, float64(s.WindowHedges))
+	m(c.reserved, g, float64(s.Reserved))
+}
