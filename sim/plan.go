@@ -48,11 +48,7 @@ func (n *Node) planQuery(q, ks string) (*plan, error) {
 			return p, nil
 		}
 	}
-	st, err := parseStatement(q)
-	if err != nil {
-		return nil, err
-	}
-	p, err := n.c.makePlan(st, q, ks)
+	p, err := n.c.parseAndPlan(q, ks)
 	if err != nil {
 		return nil, err
 	}
@@ -65,11 +61,7 @@ func (n *Node) planQuery(q, ks string) (*plan, error) {
 }
 
 func (n *Node) prepare(q, ks string) (*message.PreparedResult, error) {
-	st, err := parseStatement(q)
-	if err != nil {
-		return nil, err
-	}
-	p, err := n.c.makePlan(st, q, ks)
+	p, err := n.c.parseAndPlan(q, ks)
 	if err != nil {
 		return nil, err
 	}
@@ -92,16 +84,22 @@ func (n *Node) currentPlan(ps *prepared) (*plan, error) {
 	if ps.p.schemaVer == n.c.schema.schemaVersion() || (!ps.p.isData() && ps.p.sys == nil) {
 		return ps.p, nil
 	}
-	st, err := parseStatement(ps.query)
-	if err != nil {
-		return nil, err
-	}
-	p, err := n.c.makePlan(st, ps.query, ps.keyspace)
+	p, err := n.c.parseAndPlan(ps.query, ps.keyspace)
 	if err != nil {
 		return nil, err
 	}
 	ps.p = p
 	return p, nil
+}
+
+// parseAndPlan parses query q and resolves it against the schema with
+// session keyspace ks.
+func (c *Cluster) parseAndPlan(q, ks string) (*plan, error) {
+	st, err := parseStatement(q)
+	if err != nil {
+		return nil, err
+	}
+	return c.makePlan(st, q, ks)
 }
 
 // makePlan resolves a statement against the schema.
