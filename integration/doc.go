@@ -27,5 +27,5 @@
 // Without Docker the tests skip with a message, unless
 // TAILROUTE_REQUIRE_DOCKER=1 (set by .ci/run), which makes that a failure.
 // Containers and networks are labelled and always removed, also after a
-// failed or interrupted earlier run. The whole suite takes about 35 s here.
+// failed or interrupted earlier run.
 package integration

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"time"
 )
 
@@ -201,5 +200,3 @@ func (n *Node) startAdmin(addr string) error {
 	}()
 	return nil
 }
-
-func strconvItoa(i int) string { return strconv.Itoa(i) }

@@ -62,7 +62,9 @@
 // (SimpleStrategy ring walk; NTS per DC with Cassandra's rack-aware walk).
 // gocql's TokenAwareHostPolicy agrees with it except that gocql v1.7.0 can
 // list one host twice in an NTS replica set when nodes have several vnodes
-// (the simulator does not copy that). Each node has its own in-memory store; a
+// (the simulator does not copy that). The router's own placement
+// (policy/core.Ring.Replicas) is pinned to this one by
+// TestPlacementMatchesPolicyCore on every strategy. Each node has its own in-memory store; a
 // write is applied to every replica's store when the coordinator serves it
 // (in-process directly, across processes over the peers' admin endpoints).
 // A read served by a non-replica coordinator is read from a replica's store

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -50,7 +51,7 @@ func createYCSB(t testing.TB, c *Cluster, ks, replication string, fields int) {
 	require.NoError(t, s.Query("CREATE KEYSPACE IF NOT EXISTS "+ks+" WITH replication = "+replication).Exec())
 	q := "CREATE TABLE IF NOT EXISTS " + ks + ".usertable (y_id text PRIMARY KEY"
 	for i := 0; i < fields; i++ {
-		q += ", field" + itoa(i) + " text"
+		q += ", field" + strconv.Itoa(i) + " text"
 	}
 	require.NoError(t, s.Query(q+")").Exec())
 	s.Close()

@@ -78,7 +78,8 @@ func randomTokens(n, v int, seed int64) [][]int64 {
 }
 
 // replicaMap maps each ring range (ending at entries[i].token inclusive) to
-// its replica members, computed the way gocql's TokenAwareHostPolicy does.
+// its replica members, placed as Cassandra places them (equal to
+// policy/core.Ring.Replicas, pinned by TestPlacementMatchesPolicyCore).
 type replicaMap struct {
 	tokens   []int64
 	replicas [][]int
@@ -176,7 +177,8 @@ func (s strategy) replicaMap(r *ring) *replicaMap {
 }
 
 // ntsMap follows gocql's networkTopology.replicaMap (Cassandra's rack-aware
-// walk) so that the simulator's placement equals the driver's routing.
+// walk) so that the simulator's placement equals the driver's routing; unlike
+// gocql v1.7.0 with vnodes, a node already chosen is never listed twice.
 func (s strategy) ntsMap(r *ring, rm *replicaMap) {
 	dcRacks := map[string]map[string]bool{}
 	for _, m := range r.members {

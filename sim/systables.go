@@ -1,12 +1,15 @@
 package sim
 
 import (
+	"bytes"
+	"math"
 	"net"
 	"sort"
 	"strconv"
 
 	"github.com/datastax/go-cassandra-native-protocol/datacodec"
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
+	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 )
 
@@ -208,4 +211,62 @@ func (t *sysTable) encodeRow(vals []any) ([][]byte, error) {
 		out[i] = b
 	}
 	return out, nil
+}
+
+func (n *Node) selectSystem(b *boundStmt) message.Message {
+	p := b.p
+	t := p.sys
+	if err := n.checkVirtual(p); err != nil {
+		return errorMessage(err)
+	}
+	var data message.RowSet
+	limit := math.MaxInt
+	if p.st.limit != nil {
+		l, err := b.limit()
+		if err != nil {
+			return errorMessage(err)
+		}
+		limit = l
+	}
+	for _, vals := range t.rows(n) {
+		enc, err := t.encodeRow(vals)
+		if err != nil {
+			return errorMessage(err)
+		}
+		match := true
+		for _, r := range p.st.where {
+			ci := t.colIdx[r.col]
+			want, _, err := b.value(r.val, t.cols[ci].typ, r.col)
+			if err != nil {
+				return errorMessage(err)
+			}
+			if !bytes.Equal(enc[ci], want) {
+				match = false
+				break
+			}
+		}
+		if !match {
+			continue
+		}
+		if len(data) >= limit {
+			break
+		}
+		if p.st.countStar {
+			data = append(data, nil)
+			continue
+		}
+		row := make(message.Row, len(p.sel))
+		for i, ci := range p.sel {
+			row[i] = enc[ci]
+		}
+		data = append(data, row)
+	}
+	if p.st.countStar {
+		return countResult(p, len(data))
+	}
+	page, state, err := pageOfRows(b, data)
+	if err != nil {
+		return errorMessage(err)
+	}
+	return rowsResult(p, b, page, state)
 }

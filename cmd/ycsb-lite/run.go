@@ -7,8 +7,6 @@ import (
 	"log"
 	"os"
 	"path/filepath"
-	"sort"
-	"sync"
 	"time"
 
 	"github.com/gocql/gocql"
@@ -137,45 +135,16 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 		}
 	}
 
-	// One session, policy instance and host counter per client (C3 §6:
-	// independent clients sharing the cluster).
-	clients := make([]*client, o.clients)
-	for c := range clients {
-		cfg := r.clusterConfig(hosts, port)
-		cfg.Keyspace = o.keyspace
-		inst, err := spec.install(policyEnv{cluster: cl, seed: o.seed + int64(c), rf: o.rf, clients: o.clients, client: c, localDC: o.localDC}, cfg)
-		if err != nil {
-			return nil, err
-		}
-		if inst.release != nil {
-			defer inst.release()
-		}
-		counter := newHostCounter(cfg.QueryObserver)
-		attempts := &attemptWindows{next: counter}
-		cfg.QueryObserver = attempts
-		sess, err := cfg.CreateSession()
-		if err != nil {
-			return nil, fmt.Errorf("connecting to %v with policy %s: %w", hosts, name, err)
-		}
-		defer sess.Close()
-		db := newCQLDB(sess, o.keyspace, o.cfg.Table, fields, o.consistency)
-		db.feedback = inst.feedback
-		clients[c] = &client{inst: inst, counter: counter, db: db, attempts: attempts}
+	clients, closeClients, err := r.openClients(spec, name, cl, hosts, port, fields)
+	if err != nil {
+		return nil, err
 	}
+	defer closeClients()
 	db := clients[0].db
 
 	if load {
-		lr, err := ycsb.Run(ctx, w, db, ycsb.RunOptions{Phase: ycsb.PhaseLoad, Threads: o.cfg.Threads, Target: -1, Seed: o.seed,
-			Measurements: ycsb.NewMeasurements(min(o.cfg.Threads, 16), false)})
-		if err != nil {
+		if err := r.loadPhase(ctx, name, w, db); err != nil {
 			return nil, err
-		}
-		r.writeSummary(name, "load", lr)
-		if lr.Summary.All.Latency.Errors > 0 {
-			r.logf("[%s] load: %d of %d inserts failed", name, lr.Summary.All.Latency.Errors, lr.Operations)
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
 		}
 	}
 	if !o.run {
@@ -196,37 +165,9 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 			startWin[n.IP()] = len(n.Stats().Windows)
 		}
 	}
-	var (
-		shiftMu  sync.Mutex
-		shiftRes []ycsb.Result
-	)
+	shift := &shiftResults{}
 	runStart := time.Now()
-	env := &scenarioEnv{
-		cluster: cl, params: o.params, logf: func(f string, a ...any) { r.logf("["+name+"] "+f, a...) },
-		progress: func() float64 {
-			if t := run.Total(); t > 0 {
-				return float64(run.Done()) / float64(t)
-			}
-			if o.cfg.MaxExecutionTime > 0 {
-				return float64(time.Since(runStart)) / float64(o.cfg.MaxExecutionTime)
-			}
-			return 0
-		},
-		startShift: func(ctx context.Context) {
-			sw, err := ycsb.NewWorkload(o.shift)
-			if err != nil {
-				r.logf("[%s] workload-shift: %v", name, err)
-				return
-			}
-			sres, err := ycsb.Run(ctx, sw, db, ycsb.RunOptions{Phase: ycsb.PhaseRun, Seed: o.seed + 1, Operations: -1})
-			if err != nil {
-				r.logf("[%s] workload-shift: %v", name, err)
-			}
-			shiftMu.Lock()
-			shiftRes = append(shiftRes, sres)
-			shiftMu.Unlock()
-		},
-	}
+	env := r.newScenarioEnv(name, cl, run, db, runStart, shift)
 	m.EnableSeries(runStart, o.series)
 	ilog, stopLog := r.startIntervalLog(ctx, name, m, runStart)
 	for _, c := range clients {
@@ -258,88 +199,9 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 	r.writeSummary(name, "run", res)
 	r.writeHdr(name, m, ilog)
 
-	pr := &report.PolicyResult{
-		Policy: name, Operations: res.Operations, Throughput: res.Throughput, Run: res,
-		Errors: res.Summary.All.Latency.Errors, Series: m.Series(), Interrupted: res.Interrupted,
-	}
-	pr.Latency = res.Summary.All.Latency
-	if res.Summary.All.Intended != nil {
-		pr.Latency = *res.Summary.All.Intended
-	}
-	pr.Percentiles = report.Percentiles(m.Combined(m.Intended()))
-	if res.TimedOut {
-		pr.Note = fmt.Sprintf("stopped at the %v time limit after %d of %d operations", o.cfg.MaxExecutionTime, res.Operations, run.Total())
-	}
-	counts := map[string]int64{}
-	for _, c := range clients {
-		for h, n := range c.counter.snapshot() {
-			counts[h] += n
-		}
-	}
-	hostSet := map[string]bool{}
-	for h := range counts {
-		hostSet[h] = true
-	}
-	if cl != nil {
-		for _, n := range cl.Nodes() {
-			hostSet[n.IP()] = true
-		}
-	}
-	var hs []string
-	for h := range hostSet {
-		hs = append(hs, h)
-	}
-	sort.Strings(hs)
-	for _, h := range hs {
-		nl := report.NodeLoad{Host: h, Requests: counts[h]}
-		if cl != nil {
-			if n := cl.Node(h); n != nil {
-				win := n.Stats().Windows
-				from, to := startWin[h], len(win)-1 // drop the window still filling
-				if from < to {
-					nl.Windows = append([]uint64(nil), win[from:to]...)
-				}
-			}
-		}
-		pr.Nodes = append(pr.Nodes, nl)
-	}
-	pr.FillShares()
-	pr.FillBusiest()
-	shiftMu.Lock()
-	pr.Extra = shiftRes
-	shiftMu.Unlock()
-	pr.ClientOps = run.clientOps()
-	for _, c := range clients {
-		for k, v := range c.db.errs.snapshot() {
-			if pr.ErrorsByKind == nil {
-				pr.ErrorsByKind = map[string]int64{}
-			}
-			pr.ErrorsByKind[k] += v
-		}
-	}
-	if node, fStart, fEnd := env.fault.get(); node != "" && cl != nil {
-		wins := map[string][]uint64{}
-		for _, nl := range pr.Nodes {
-			wins[nl.Host] = nil // every node counts toward the fair share
-		}
-		for _, c := range clients {
-			c.attempts.merge(wins)
-		}
-		pr.Fault = faultStats(node, fStart, fEnd, runStart, wins)
-	}
-	if len(clients) == 1 {
-		if st := clients[0].inst.stats; st != nil {
-			pr.PolicyStats = st()
-		}
-	} else if clients[0].inst.stats != nil {
-		all := make([]any, len(clients))
-		for i, c := range clients {
-			all[i] = c.inst.stats()
-		}
-		pr.PolicyStats = all
-	}
 	_ = idx
-	return pr, nil
+	return r.resultOf(policyRun{name: name, cl: cl, clients: clients, run: run, res: res, m: m,
+		startWin: startWin, runStart: runStart, env: env, extra: shift.get()}), nil
 }
 
 // warnf prints a problem that does not stop the run.

@@ -60,7 +60,7 @@ func defaultCells() []cell {
 		cell{Name: "node-down", Args: []string{"-scenario", "node-down", "-utilization", "0.60", "-threads", "64"}, Utilization: true},
 		cell{Name: "workload-shift", Args: []string{"-scenario", "workload-shift", "-utilization", "0.45", "-threads", "64"}, Utilization: true},
 	)
-	// Fault mixes (issue #14): one node failing half or all of its requests
+	// Fault mixes: one node failing half or all of its requests
 	// at once (all: with two retries, for the second half of the run only,
 	// so the report shows how fast it gets its share back), two slow nodes,
 	// a flapping node and one recovering from a 10x slowdown.

@@ -1,4 +1,4 @@
-// Command ycsb-suite is the scripted benchmark suite of tailroute (issue #7):
+// Command ycsb-suite is the scripted benchmark suite of tailroute:
 // one command runs ycsb-lite in compare mode over a fixed set of scenario
 // cells × seeds, then aggregates the JSON reports into a markdown results
 // fragment (RESULTS.md) and a plot of the median p99 per policy and cell.

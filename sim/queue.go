@@ -1,0 +1,204 @@
+// Service queue: admission of data requests, the W workers serving them and
+// their completion (the node's queueing model, see model.go).
+
+package sim
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/datastax/go-cassandra-native-protocol/message"
+)
+
+// request is one queued data request.
+type request struct {
+	c        *conn
+	stream   int16
+	version  uint8
+	bound    *boundStmt
+	injectRT bool // answer with an injected read timeout after service
+	stage    int  // thread pool it is counted in (stageRead, stageMutation)
+	enq      time.Time
+}
+
+// setWorkers sets W. Worker goroutines are never retired before Close:
+// those with an id >= W just stay idle, so W can go up and down freely.
+func (n *Node) setWorkers(w int) {
+	n.workersMu.Lock()
+	defer n.workersMu.Unlock()
+	n.target.Store(int32(w))
+	ch := make(chan struct{})
+	if old := n.changed.Swap(&ch); old != nil {
+		close(*old)
+	}
+	for n.spawned < w {
+		n.c.wg.Add(1)
+		go n.worker(n.spawned, n.seed+uint64(n.spawned+1)*0x632be59bd9b4e019)
+		n.spawned++
+	}
+}
+
+// worker serves the FIFO queue. Service is timed on a per-worker virtual
+// clock: a request starts at max(its arrival, the worker's previous virtual
+// completion, the end of a pause) and completes st later; the worker sleeps
+// until that instant. Timer overshoot (about 1 ms on Linux) therefore delays
+// single responses but never accumulates, so the node's rate stays mu.
+func (n *Node) worker(id int, seed uint64) {
+	defer n.c.wg.Done()
+	r := rng{s: splitmix(seed) | 1}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	sleep := func(d time.Duration) bool {
+		if d <= 0 {
+			return true
+		}
+		timer.Reset(d)
+		select {
+		case <-timer.C:
+			return true
+		case <-n.c.done:
+			return false
+		}
+	}
+	var vt time.Time // virtual completion time of the previous request
+	for {
+		var req *request
+		changed := *n.changed.Load()
+		if int32(id) >= n.target.Load() {
+			select { // retired: wait for W to change
+			case <-changed:
+				continue
+			case <-n.c.done:
+				return
+			}
+		}
+		select {
+		case req = <-n.queue:
+		case <-changed:
+			continue
+		case <-n.c.done:
+			return
+		}
+		n.waiting.Add(-1)
+		n.inService.Add(1)
+		n.stages[req.stage].pending.Add(-1)
+		n.stages[req.stage].active.Add(1)
+		paused, ok := n.waitPause(sleep)
+		if !ok {
+			return
+		}
+		ms := n.model.Load()
+		var st time.Duration
+		if !ms.ZeroService {
+			start := req.enq
+			if vt.After(start) {
+				start = vt
+			}
+			now := time.Now()
+			if paused && now.After(start) {
+				start = now
+			}
+			st = time.Duration(float64(ms.meanService(start)) * r.exp())
+			end := start.Add(st)
+			if !sleep(time.Until(end)) {
+				return
+			}
+			if paused, ok = n.waitPause(sleep); !ok {
+				return
+			} else if paused {
+				end = time.Now()
+			}
+			vt = end
+		}
+		n.complete(req, st)
+		n.stages[req.stage].active.Add(-1)
+		n.stages[req.stage].completed.Add(1)
+		n.inService.Add(-1)
+	}
+}
+
+// waitPause blocks while a one-off or periodic pause is in force; paused
+// reports whether it waited, ok is false when the cluster closed.
+func (n *Node) waitPause(sleep func(time.Duration) bool) (paused, ok bool) {
+	for {
+		now := time.Now()
+		end := time.Unix(0, n.pauseUntil.Load())
+		if pe := n.model.Load().periodicPauseEnd(now); pe.After(end) {
+			end = pe
+		}
+		if !end.After(now) {
+			return paused, true
+		}
+		paused = true
+		if !sleep(end.Sub(now)) {
+			return paused, false
+		}
+	}
+}
+
+// admit decides injected errors and enqueues a data request; overloaded
+// and unavailable errors are answered at once, read timeouts after service.
+func (n *Node) admit(req *request) {
+	ms := n.model.Load()
+	if !ms.ZeroService {
+		req.enq = time.Now()
+	}
+	if ms.ErrorRate > 0 {
+		n.admRng.Lock()
+		hit := n.admRng.r.float() < ms.ErrorRate
+		n.admRng.Unlock()
+		if hit {
+			switch ms.InjectedError {
+			case "read_timeout":
+				req.injectRT = true
+			default:
+				n.errors.Add(1)
+				req.c.sendMsg(req.version, req.stream, injectedError(ms.InjectedError), nil)
+				return
+			}
+		}
+	}
+	req.stage = stageOf(req.bound)
+	n.waiting.Add(1)
+	n.stages[req.stage].pending.Add(1)
+	select {
+	case n.queue <- req:
+	default:
+		n.waiting.Add(-1)
+		n.stages[req.stage].pending.Add(-1)
+		n.errors.Add(1)
+		req.c.sendMsg(req.version, req.stream, injectedError("overloaded"), nil)
+	}
+}
+
+// complete executes the request and answers it.
+func (n *Node) complete(req *request, st time.Duration) {
+	var payload map[string][]byte
+	if n.c.feedback && req.version >= 4 {
+		// outstanding requests besides this one
+		payload = feedbackPayload(uint64(n.waiting.Load()+n.inService.Load()-1), uint64(st/time.Microsecond))
+	}
+	if req.injectRT {
+		n.errors.Add(1)
+		req.c.sendMsg(req.version, req.stream, injectedError("read_timeout"), payload)
+		return
+	}
+	msg := n.execDataSafe(req.bound)
+	if isErrorMsg(msg) {
+		n.errors.Add(1)
+	} else {
+		n.served.Add(1)
+		n.windows.inc(time.Now())
+	}
+	req.c.sendMsg(req.version, req.stream, msg, payload)
+}
+
+func (n *Node) execDataSafe(b *boundStmt) (msg message.Message) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg = &message.ServerError{ErrorMessage: fmt.Sprintf("sim: internal error: %v", r)}
+		}
+	}()
+	return n.execData(b)
+}
