@@ -27,9 +27,7 @@ func BenchmarkPickMark(b *testing.B) {
 	s := simSession(b, c, p0)
 	createKeyspace(b, s, "bench", "{'class':'SimpleStrategy','replication_factor':3}")
 	var infos []*gocql.HostInfo
-	for _, e := range p0.tbl.Load().hosts {
-		infos = append(infos, e.info)
-	}
+	infos = p0.r.Hosts()
 	require.Len(b, infos, 6)
 	const partitioner = "org.apache.cassandra.dht.Murmur3Partitioner"
 	queries := make([]fakeQuery, 1024)
@@ -42,7 +40,7 @@ func BenchmarkPickMark(b *testing.B) {
 		p.Init(s)
 		p.SetPartitioner(partitioner)
 		p.AddHosts(infos)
-		_, reps, ok := p.route(p.tbl.Load(), &queries[0])
+		reps, ok := p.r.Replicas(p.query(&queries[0]))
 		require.True(b, ok)
 		require.Len(b, reps, 3)
 		return p

@@ -1,5 +1,7 @@
 package policy
 
+import "github.com/tailroute/tailroute/internal/route"
+
 // WithHealthTolerance sets how much less healthy than the healthiest
 // candidate a replica may be before health, not speed, decides its place
 // (the success-prioritized fallback cascade): a replica whose rolling
@@ -11,12 +13,4 @@ package policy
 // stops failing regains its place as its recent buckets fill with
 // successes, and probes (WithProbe) reach replicas that get no traffic at
 // all. Default 0.05; 1 turns the rule off. Allowed 0..1.
-func WithHealthTolerance(tolerance float64) Option {
-	return func(c *config) {
-		if !(tolerance >= 0 && tolerance <= 1) {
-			c.fail("policy: WithHealthTolerance: HealthTolerance = %v, allowed 0..1", tolerance)
-			return
-		}
-		c.healthTol = tolerance
-	}
-}
+func WithHealthTolerance(tolerance float64) Option { return route.WithHealthTolerance(tolerance) }

@@ -99,8 +99,8 @@ func TestFailedHostRecovers(t *testing.T) {
 	for _, strat := range []Strategy{C3, P2C} {
 		t.Run(strat.String(), func(t *testing.T) {
 			p, hosts, obs := wired(t, 3, WithStrategy(strat), WithRateControl(false))
-			clk := p.clock.(*tracker.ManualClock)
-			now := p.clock.Now
+			clk := p.r.Tracker().Clock().(*tracker.ManualClock)
+			now := p.r.Tracker().Clock().Now
 			q := &fakeQuery{}
 			failUntil := now() + 3*time.Second
 			shares := map[int]int{} // 250ms slot after failUntil-1s -> picks of h2

@@ -47,11 +47,7 @@ func (p *Policy) observe(ctx context.Context, host *gocql.HostInfo, start, end t
 	if host == nil {
 		return
 	}
-	e := p.entry(hostID(host))
-	if e == nil {
-		return
-	}
-	e.h.Observe(end.Sub(start), classify(ctx, err))
+	p.r.Observe(host, end.Sub(start), classify(ctx, err))
 }
 
 // classify maps an attempt's error to a tracker outcome:
@@ -104,15 +100,10 @@ func (p *Policy) RecordFeedback(iter *gocql.Iter) bool {
 	if host == nil || payload == nil {
 		return false
 	}
-	qb, okq := payload[p.cfg.feedbackQ]
-	sb, oks := payload[p.cfg.feedbackST]
+	qb, okq := payload[p.feedbackQ]
+	sb, oks := payload[p.feedbackST]
 	if !okq || !oks || len(qb) != 8 || len(sb) != 8 {
 		return false
 	}
-	e := p.entry(hostID(host))
-	if e == nil {
-		return false
-	}
-	e.h.Feedback(float64(binary.BigEndian.Uint64(qb)), time.Duration(binary.BigEndian.Uint64(sb))*time.Microsecond)
-	return true
+	return p.r.Feedback(host, float64(binary.BigEndian.Uint64(qb)), time.Duration(binary.BigEndian.Uint64(sb))*time.Microsecond)
 }

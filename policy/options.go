@@ -1,126 +1,47 @@
 package policy
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/gocql/gocql"
+	"github.com/tailroute/tailroute/internal/route"
 	"github.com/tailroute/tailroute/tracker"
 )
 
 // Strategy selects how replicas are ranked.
-type Strategy int
+type Strategy = route.Strategy
 
 const (
 	// C3 ranks replicas by the C3 score Psi_s = R_s - 1/mu_s + qhat_s^3/mu_s
 	// (qhat_s = 1 + os_s*w + q_s), materially less healthy replicas last
 	// (WithHealthTolerance), busy hosts last and CUBIC rate control with
 	// bounded backpressure. The default.
-	C3 Strategy = iota
+	C3 = route.C3
 	// P2C is the DataStax drivers' power of two random choices on in-flight
 	// counts, with materially less healthy replicas and busy hosts last. No
 	// rate control.
-	P2C
+	P2C = route.P2C
 	// RoundRobin rotates through the replicas; the baseline. No busy rule, no
 	// rate control.
-	RoundRobin
+	RoundRobin = route.RoundRobin
 )
 
-func (s Strategy) String() string {
-	switch s {
-	case C3:
-		return "c3"
-	case P2C:
-		return "p2c"
-	case RoundRobin:
-		return "roundrobin"
-	}
-	return fmt.Sprintf("Strategy(%d)", int(s))
-}
-
 // ParseStrategy parses "c3", "p2c" or "roundrobin" (also "rr"), case-insensitive.
-func ParseStrategy(s string) (Strategy, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "c3":
-		return C3, nil
-	case "p2c":
-		return P2C, nil
-	case "roundrobin", "round-robin", "rr":
-		return RoundRobin, nil
-	}
-	return 0, fmt.Errorf("policy: strategy %q, allowed c3, p2c, roundrobin", s)
-}
+func ParseStrategy(s string) (Strategy, error) { return route.ParseStrategy(s) }
 
 // Feedback payload keys written by servers that report load (the simulator
 // with Config.Feedback): queue length and service time in microseconds, each
 // an 8-byte big-endian uint64.
 const (
-	DefaultFeedbackQueueKey       = "tailroute-q"
-	DefaultFeedbackServiceTimeKey = "tailroute-st"
+	DefaultFeedbackQueueKey       = route.DefaultFeedbackQueueKey
+	DefaultFeedbackServiceTimeKey = route.DefaultFeedbackServiceTimeKey
 )
 
-type config struct {
-	driverSpec     bool // WithDriverSpeculation
-	strategy       Strategy
-	localDC        string
-	remoteDCs      bool
-	weight         float64
-	busyInFlight   int
-	busyNoResponse time.Duration
-	stallFactor    float64
-	stallMin       time.Duration
-	rateControl    bool
-	maxWait        time.Duration
-	jitter         float64
-	probeP         float64
-	probeAfter     time.Duration
-	maxCandidates  int
-	healthTol      float64
-	tracker        tracker.Config
-	feedbackQ      string
-	feedbackST     string
-
-	keyspaceMetadata func(string) (*gocql.KeyspaceMetadata, error) // test hook
-
-	errs []error
-}
-
-func defaultConfig() config {
-	return config{
-		strategy:       C3,
-		weight:         1,
-		busyInFlight:   10,
-		busyNoResponse: 200 * time.Millisecond,
-		stallFactor:    4,
-		stallMin:       10 * time.Millisecond,
-		rateControl:    true,
-		maxWait:        time.Millisecond,
-		jitter:         0.05,
-		probeP:         0.01,
-		probeAfter:     time.Second,
-		maxCandidates:  8,
-		healthTol:      0.05,
-		feedbackQ:      DefaultFeedbackQueueKey,
-		feedbackST:     DefaultFeedbackServiceTimeKey,
-	}
-}
-
 // Option configures a Policy. Options are validated once, by New.
-type Option func(*config)
-
-func (c *config) fail(format string, a ...any) { c.errs = append(c.errs, fmt.Errorf(format, a...)) }
+type Option = route.Option
 
 // WithStrategy selects the ranking strategy; default C3.
-func WithStrategy(s Strategy) Option {
-	return func(c *config) {
-		if s < C3 || s > RoundRobin {
-			c.fail("policy: WithStrategy: Strategy = %d, allowed C3 (0), P2C (1), RoundRobin (2)", int(s))
-			return
-		}
-		c.strategy = s
-	}
-}
+func WithStrategy(s Strategy) Option { return route.WithStrategy(s) }
 
 // WithLocalDC names the local data center; default "" (every host is local,
 // as with gocql's RoundRobinHostPolicy). Replicas in the local DC are always
@@ -134,27 +55,19 @@ func WithStrategy(s Strategy) Option {
 // differs only in case ("DC1" for "dc1"), else to every host as local, as
 // gocql's DC-aware policy keeps serving remote hosts when it has no local
 // one. The fallback ends when a host of the named data center appears.
-func WithLocalDC(dc string) Option { return func(c *config) { c.localDC = dc } }
+func WithLocalDC(dc string) Option { return route.WithLocalDC(dc) }
 
 // WithRemoteDCs allows hosts outside the local DC; default false (remote hosts
 // are never returned when a local DC is set). When true, remote replicas come
 // after the local replicas, then the remaining local hosts, then the remaining
 // remote hosts.
-func WithRemoteDCs(allow bool) Option { return func(c *config) { c.remoteDCs = allow } }
+func WithRemoteDCs(allow bool) Option { return route.WithRemoteDCs(allow) }
 
 // WithConcurrencyWeight sets w, the concurrency-compensation weight of C3's
 // queue estimate qhat = 1 + os*w + q. The paper sets it to the number of
 // clients; the default 1 assumes this process is the only client (set it to
 // the number of application instances sharing the cluster). Allowed 0..1e6.
-func WithConcurrencyWeight(w float64) Option {
-	return func(c *config) {
-		if !(w >= 0 && w <= 1e6) {
-			c.fail("policy: WithConcurrencyWeight: ConcurrencyWeight = %v, allowed 0..1e6", w)
-			return
-		}
-		c.weight = w
-	}
-}
+func WithConcurrencyWeight(w float64) Option { return route.WithConcurrencyWeight(w) }
 
 // WithBusy sets the busy-node rule (DataStax): a host with at least
 // minInFlight requests in flight and no response for noResponse is put last
@@ -162,17 +75,7 @@ func WithConcurrencyWeight(w float64) Option {
 // for retries and speculative attempts. Defaults 10 and 200ms. Allowed
 // minInFlight 1..1e6, noResponse 1ms..1m.
 func WithBusy(minInFlight int, noResponse time.Duration) Option {
-	return func(c *config) {
-		if minInFlight < 1 || minInFlight > 1e6 {
-			c.fail("policy: WithBusy: BusyInFlight = %d, allowed 1..1000000", minInFlight)
-			return
-		}
-		if noResponse < time.Millisecond || noResponse > time.Minute {
-			c.fail("policy: WithBusy: BusyNoResponse = %v, allowed 1ms..1m", noResponse)
-			return
-		}
-		c.busyInFlight, c.busyNoResponse = minInFlight, noResponse
-	}
+	return route.WithBusy(minInFlight, noResponse)
 }
 
 // WithStall sets when C3 considers a host stalled: it owes responses and has
@@ -183,55 +86,27 @@ func WithBusy(minInFlight int, noResponse time.Duration) Option {
 // responses come back, so a frozen host would otherwise look like spare
 // capacity). The outstanding requests already raise its score through os_s.
 // Defaults factor 4 and min 10ms. Allowed factor 1..1000, min 1ms..1m.
-func WithStall(factor float64, min time.Duration) Option {
-	return func(c *config) {
-		if !(factor >= 1 && factor <= 1000) {
-			c.fail("policy: WithStall: StallFactor = %v, allowed 1..1000", factor)
-			return
-		}
-		if min < time.Millisecond || min > time.Minute {
-			c.fail("policy: WithStall: StallMin = %v, allowed 1ms..1m", min)
-			return
-		}
-		c.stallFactor, c.stallMin = factor, min
-	}
-}
+func WithStall(factor float64, min time.Duration) Option { return route.WithStall(factor, min) }
 
 // WithRateControl enables or disables C3's per-host CUBIC rate control and
 // backpressure; default enabled (it applies to the C3 strategy only).
-func WithRateControl(enabled bool) Option { return func(c *config) { c.rateControl = enabled } }
+func WithRateControl(enabled bool) Option { return route.WithRateControl(enabled) }
 
 // WithRate sets the CUBIC parameters (Interval delta 20ms, Beta 0.2, Saddle
 // 100ms, Hysteresis 2*delta, SMax 10, InitialRate 100, MinRate 1; zero fields
 // keep their defaults). See tracker.RateConfig for the allowed ranges.
-func WithRate(rc tracker.RateConfig) Option { return func(c *config) { c.tracker.Rate = rc } }
+func WithRate(rc tracker.RateConfig) Option { return route.WithRate(rc) }
 
 // WithMaxBackpressureWait bounds the backpressure of Algorithm 1: when every
 // eligible replica is over its sending rate the request waits for the next
 // rate window, at most d, and is then sent to the best replica anyway (never
 // dropped, never blocked longer). Default 1ms; 0 never waits. Allowed 0..1s.
-func WithMaxBackpressureWait(d time.Duration) Option {
-	return func(c *config) {
-		if d < 0 || d > time.Second {
-			c.fail("policy: WithMaxBackpressureWait: MaxBackpressureWait = %v, allowed 0..1s", d)
-			return
-		}
-		c.maxWait = d
-	}
-}
+func WithMaxBackpressureWait(d time.Duration) Option { return route.WithMaxBackpressureWait(d) }
 
 // WithJitter sets the herd-protection jitter of C3: every score is multiplied
 // by 1 + jitter*u, u uniform in [-1,1), before sorting (exact ties are always
 // broken at random). Default 0.05. Allowed 0..0.5.
-func WithJitter(f float64) Option {
-	return func(c *config) {
-		if !(f >= 0 && f <= 0.5) {
-			c.fail("policy: WithJitter: Jitter = %v, allowed 0..0.5", f)
-			return
-		}
-		c.jitter = f
-	}
-}
+func WithJitter(f float64) Option { return route.WithJitter(f) }
 
 // WithProbe sets recovery probing (C3 and P2C): with probability p a request goes
 // first to a replica that has not responded for at least after, or has
@@ -240,66 +115,44 @@ func WithJitter(f float64) Option {
 // otherwise; a host that still owes responses will be measured when they
 // return, so probing it would only add requests to a stall). Defaults 0.01 and 1s.
 // Allowed p 0..1, after 1ms..1h.
-func WithProbe(p float64, after time.Duration) Option {
-	return func(c *config) {
-		if !(p >= 0 && p <= 1) {
-			c.fail("policy: WithProbe: ProbeProbability = %v, allowed 0..1", p)
-			return
-		}
-		if after < time.Millisecond || after > time.Hour {
-			c.fail("policy: WithProbe: ProbeAfter = %v, allowed 1ms..1h", after)
-			return
-		}
-		c.probeP, c.probeAfter = p, after
-	}
-}
+func WithProbe(p float64, after time.Duration) Option { return route.WithProbe(p, after) }
 
 // WithMaxCandidates sets how many hosts are ranked for a request without
 // token information (no routing key, unknown keyspace): a random sample of
 // this many local hosts is ranked, the rest follow as fallback. Default 8.
 // Allowed 1..16.
-func WithMaxCandidates(n int) Option {
-	return func(c *config) {
-		if n < 1 || n > maxCand {
-			c.fail("policy: WithMaxCandidates: MaxCandidates = %d, allowed 1..%d", n, maxCand)
-			return
-		}
-		c.maxCandidates = n
-	}
-}
+func WithMaxCandidates(n int) Option { return route.WithMaxCandidates(n) }
 
 // WithTracker sets the tracker configuration (clock, EWMA alpha, windows;
 // see tracker.Config). A zero Clock or Rate in tc keeps what WithClock or
 // WithRate set, in whatever order the options are given.
-func WithTracker(tc tracker.Config) Option {
-	return func(c *config) {
-		if tc.Clock == nil {
-			tc.Clock = c.tracker.Clock
-		}
-		if tc.Rate == (tracker.RateConfig{}) {
-			tc.Rate = c.tracker.Rate
-		}
-		c.tracker = tc
-	}
-}
+func WithTracker(tc tracker.Config) Option { return route.WithTracker(tc) }
 
 // WithClock sets the clock (default the system clock); tests use
 // tracker.ManualClock.
-func WithClock(clk tracker.Clock) Option { return func(c *config) { c.tracker.Clock = clk } }
+func WithClock(clk tracker.Clock) Option { return route.WithClock(clk) }
 
 // WithFeedbackKeys sets the custom-payload keys read by RecordFeedback;
 // defaults DefaultFeedbackQueueKey and DefaultFeedbackServiceTimeKey.
 func WithFeedbackKeys(queue, serviceTime string) Option {
-	return func(c *config) {
-		if queue == "" || serviceTime == "" {
-			c.fail("policy: WithFeedbackKeys: keys %q, %q, allowed non-empty strings", queue, serviceTime)
-			return
-		}
-		c.feedbackQ, c.feedbackST = queue, serviceTime
-	}
+	return route.WithFeedbackKeys(queue, serviceTime)
 }
 
 // withKeyspaceMetadata replaces Session.KeyspaceMetadata (tests, benchmarks).
 func withKeyspaceMetadata(f func(string) (*gocql.KeyspaceMetadata, error)) Option {
-	return func(c *config) { c.keyspaceMetadata = f }
+	return route.WithKeyspaceFunc(keyspaceFunc(f))
+}
+
+// keyspaceFunc adapts gocql's keyspace metadata to the router's.
+func keyspaceFunc(f func(string) (*gocql.KeyspaceMetadata, error)) route.KeyspaceFunc {
+	return func(ks string) (string, map[string]any, error) {
+		md, err := f(ks)
+		if err != nil {
+			return "", nil, err
+		}
+		if md == nil {
+			return "", nil, nil // no placement
+		}
+		return md.StrategyClass, md.StrategyOptions, nil
+	}
 }

@@ -1,5 +1,7 @@
 package policy
 
+import "github.com/tailroute/tailroute/internal/route"
+
 // WithDriverSpeculation says that queries may carry gocql's own
 // SpeculativeExecutionPolicy (set with Query.SetSpeculativeExecutionPolicy
 // rather than through speculative.Wire). gocql v1.7.0 can then start a
@@ -10,4 +12,4 @@ package policy
 // never reach a state that serves another execution. Default false: the
 // state is pooled (see Pick), which speculative.Wire's hedging is safe
 // with, since it never asks a plan again after a Mark(nil).
-func WithDriverSpeculation(on bool) Option { return func(c *config) { c.driverSpec = on } }
+func WithDriverSpeculation(on bool) Option { return route.WithDriverSpeculation(on) }

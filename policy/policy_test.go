@@ -47,9 +47,10 @@ func TestOptionsValidated(t *testing.T) {
 	p, err := New()
 	require.NoError(t, err)
 	assert.Equal(t, C3, p.Strategy())
-	assert.Equal(t, 10, p.cfg.busyInFlight)
-	assert.Equal(t, 200*time.Millisecond, p.cfg.busyNoResponse)
-	assert.Equal(t, 1.0, p.cfg.weight)
+	busyN, busyT := p.r.Config().Busy()
+	assert.Equal(t, 10, busyN)
+	assert.Equal(t, 200*time.Millisecond, busyT)
+	assert.Equal(t, 1.0, p.r.Config().Weight())
 	assert.Equal(t, 20*time.Millisecond, p.Tracker().Config().Rate.Interval)
 
 	for _, s := range []string{"c3", "P2C", "roundrobin", "rr"} {

@@ -10,14 +10,18 @@ import (
 	"github.com/gocql/gocql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute/internal/route"
 )
 
 // stateOf returns the plan state behind a host handed out by Pick's iterator.
-func stateOf(t *testing.T, h gocql.SelectedHost) *queryState {
+func stateOf(t *testing.T, h gocql.SelectedHost) interface {
+	Refs() int32
+	Live() bool
+} {
 	t.Helper()
-	s, ok := h.(*selection)
+	s, ok := h.(*route.Selection[*gocql.HostInfo, gocql.SelectedHost])
 	require.True(t, ok)
-	return s.st
+	return s.Plan()
 }
 
 // TestIdempotentStateLivesUntilLastMark: a speculative execution's state is
@@ -30,17 +34,17 @@ func TestIdempotentStateLivesUntilLastMark(t *testing.T) {
 	b := next() // the hedge
 	st := stateOf(t, a)
 	require.Same(t, st, stateOf(t, b))
-	assert.EqualValues(t, 3, st.refs.Load(), "plan + 2 hosts")
+	assert.EqualValues(t, 3, st.Refs(), "plan + 2 hosts")
 
 	b.Mark(nil) // the hedge wins
-	assert.EqualValues(t, 1, st.refs.Load(), "the loser still holds the state")
-	assert.NotNil(t, st.tbl, "not recycled while the loser runs")
+	assert.EqualValues(t, 1, st.Refs(), "the loser still holds the state")
+	assert.True(t, st.Live(), "not recycled while the loser runs")
 
 	a.Mark(errors.New("timeout")) // the loser fails: may still retry on the same host
-	assert.EqualValues(t, 1, st.refs.Load())
+	assert.EqualValues(t, 1, st.Refs())
 	a.Mark(nil) // its retry ends, cancelled
-	assert.EqualValues(t, 0, st.refs.Load())
-	assert.Nil(t, st.tbl, "recycled at the last reference")
+	assert.EqualValues(t, 0, st.Refs())
+	assert.False(t, st.Live(), "recycled at the last reference")
 	for _, s := range p.Tracker().Snapshot() {
 		assert.EqualValues(t, 0, s.InFlight, s.ID)
 	}
@@ -59,8 +63,8 @@ func TestIdempotentRetryKeepsPlan(t *testing.T) {
 	require.NotNil(t, c)
 	assert.NotEqual(t, id(a), id(c))
 	c.Mark(nil)
-	assert.EqualValues(t, 1, st.refs.Load(), "the failed attempt's reference is never dropped")
-	assert.NotNil(t, st.tbl, "left to the garbage collector, not recycled")
+	assert.EqualValues(t, 1, st.Refs(), "the failed attempt's reference is never dropped")
+	assert.True(t, st.Live(), "left to the garbage collector, not recycled")
 }
 
 // TestCanceledMarkReleasesHostNotPlan: a wrapper giving back a host it pulled
@@ -71,12 +75,12 @@ func TestCanceledMarkReleasesHostNotPlan(t *testing.T) {
 	a := next()
 	st := stateOf(t, a)
 	a.Mark(context.Canceled)
-	assert.EqualValues(t, 1, st.refs.Load())
+	assert.EqualValues(t, 1, st.Refs())
 	b := next()
 	require.NotNil(t, b)
 	b.Mark(nil)
-	assert.EqualValues(t, 0, st.refs.Load())
-	assert.Nil(t, st.tbl)
+	assert.EqualValues(t, 0, st.Refs())
+	assert.False(t, st.Live())
 }
 
 // TestConcurrentSpeculativeExecutions drives many executions as gocql's

@@ -78,13 +78,13 @@ func set(xs []string) []string {
 func hasDup(xs []string) bool { return len(set(xs)) != len(xs) }
 
 func (p *Policy) replicaIPs(ks string, key []byte) []string {
-	t, reps, ok := p.route(p.tbl.Load(), &fakeQuery{key: key, ks: ks})
+	reps, ok := p.r.Replicas(p.query(&fakeQuery{key: key, ks: ks}))
 	if !ok {
 		return nil
 	}
 	var out []string
-	for _, i := range reps {
-		out = append(out, t.hosts[i].info.ConnectAddress().String())
+	for _, h := range reps {
+		out = append(out, h.ConnectAddress().String())
 	}
 	return out
 }
@@ -111,8 +111,8 @@ func TestReplicaSetsMatchGocql(t *testing.T) {
 			}
 			tap := gocql.TokenAwareHostPolicy(markerFallback{gocql.RoundRobinHostPolicy()})
 			tap.Init(s)
-			for _, e := range p.tbl.Load().hosts {
-				tap.AddHost(e.info)
+			for _, h := range p.r.Hosts() {
+				tap.AddHost(h)
 			}
 			tap.SetPartitioner("org.apache.cassandra.dht.Murmur3Partitioner")
 			rng := rand.New(rand.NewPCG(1, uint64(vn)))

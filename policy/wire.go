@@ -3,8 +3,6 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/gocql/gocql"
 )
@@ -46,7 +44,7 @@ func Wire(cfg *gocql.ClusterConfig, p *Policy) error {
 	o := &observer{p: p, next: cfg.QueryObserver, nextBatch: cfg.BatchObserver}
 	cfg.QueryObserver = o
 	cfg.BatchObserver = o
-	p.observed.Store(true)
+	p.r.SetObserved()
 	return nil
 }
 
@@ -82,15 +80,12 @@ func (p *Policy) Init(s *gocql.Session) {
 		}
 		if p.session.CompareAndSwap(old, s) {
 			if old != nil {
-				p.forgetHosts()
+				p.r.ForgetHosts()
 			}
 			break
 		}
 	}
-	if p.cfg.keyspaceMetadata == nil {
-		f := s.KeyspaceMetadata
-		p.getKS.Store(&f)
-	}
+	p.r.SetKeyspaceFunc(keyspaceFunc(s.KeyspaceMetadata))
 }
 
 func (p *Policy) refuse() {
@@ -102,24 +97,7 @@ func (p *Policy) refuse() {
 		return
 	}
 	p.logf("%v", err)
-	p.mu.Lock()
-	p.rebuildLocked()
-	p.mu.Unlock()
-}
-
-// forgetHosts drops every host and keyspace placement (a new session
-// after the previous one closed).
-func (p *Policy) forgetHosts() {
-	p.ksMu.Lock()
-	defer p.ksMu.Unlock()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, e := range p.entries {
-		p.tr.Remove(e.id)
-	}
-	p.entries = nil
-	clear(p.reps)
-	p.rebuildLocked()
+	p.r.Refuse()
 }
 
 // Err reports problems found after New while serving a session: a second
@@ -132,8 +110,8 @@ func (p *Policy) Err() error {
 	if e := p.refused.Load(); e != nil {
 		errs = append(errs, *e)
 	}
-	if e := p.dcProblem.Load(); e != nil {
-		errs = append(errs, *e)
+	if e := p.r.DCProblem(); e != nil {
+		errs = append(errs, e)
 	}
 	return errors.Join(errs...)
 }
@@ -146,62 +124,4 @@ func (p *Policy) logf(format string, a ...any) {
 		l = c.Logger
 	}
 	l.Printf("tailroute/policy: "+format, a...)
-}
-
-// resolveLocalDCLocked sets the effective local DC from the configured one
-// and the hosts' DCs (see WithLocalDC), marks each entry local or remote, and
-// logs when the effective local DC changes (p.mu held).
-func (p *Policy) resolveLocalDCLocked() {
-	want := p.cfg.localDC
-	eff, problem := want, error(nil)
-	if want != "" && len(p.entries) > 0 {
-		var dcs []string
-		for _, e := range p.entries {
-			if !slices.Contains(dcs, e.dc) {
-				dcs = append(dcs, e.dc)
-			}
-		}
-		slices.Sort(dcs)
-		if !slices.Contains(dcs, want) {
-			var folded []string
-			for _, dc := range dcs {
-				if strings.EqualFold(dc, want) {
-					folded = append(folded, dc)
-				}
-			}
-			quoted := make([]string, len(dcs))
-			for i, dc := range dcs {
-				quoted[i] = fmt.Sprintf("%q", dc)
-			}
-			if len(folded) == 1 {
-				eff = folded[0]
-				problem = fmt.Errorf("policy: WithLocalDC(%q): no host is in data center %q (the hosts' data centers: %s); "+
-					"using %q, which differs only in case: fix the name", want, want, strings.Join(quoted, ", "), eff)
-			} else {
-				eff = ""
-				problem = fmt.Errorf("policy: WithLocalDC(%q): no host is in data center %q (the hosts' data centers: %s); "+
-					"every host is treated as local until a host of %q appears: fix the name", want, want, strings.Join(quoted, ", "), want)
-			}
-		}
-	}
-	changed := *p.localDC.Load() != eff
-	if changed {
-		p.localDC.Store(&eff)
-	}
-	switch {
-	case problem != nil:
-		p.dcProblem.Store(&problem) // with the latest list of data centers
-		if changed {
-			p.logf("%v", problem)
-		}
-	case p.dcProblem.Swap(nil) != nil:
-		p.logf("WithLocalDC(%q): hosts of data center %q found", want, want)
-	}
-	for i, e := range p.entries {
-		if local := eff == "" || e.dc == eff; e.local != local {
-			c := *e
-			c.local = local
-			p.entries[i] = &c
-		}
-	}
 }

@@ -2,8 +2,16 @@ package promstats
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/tailroute/tailroute/policy"
+	"github.com/tailroute/tailroute/internal/route"
 )
+
+// Source is what the collector reads: a *policy.Policy (gocql v1) or a
+// policy of github.com/tailroute/tailroute/apache/policy (the Apache
+// Cassandra Go driver v2). This package imports neither driver.
+type Source interface {
+	Stats() []route.HostStats
+	Counters() route.Counters
+}
 
 // Collector is a prometheus.Collector reading policy.Stats and
 // policy.Counters at scrape time (no background goroutine, nothing on the
@@ -14,7 +22,7 @@ import (
 // tracker's recent window, _count and _sum since the host was added, as a
 // client_golang Summary with MaxAge).
 type Collector struct {
-	p *policy.Policy
+	p Source
 
 	inFlight, orphaned, respTime, svcTime, queue, score *prometheus.Desc
 	rate, rrate, success, busy, up, latency             *prometheus.Desc
@@ -24,7 +32,7 @@ type Collector struct {
 
 // New returns a collector for p. constLabels (may be nil) are added to every
 // metric, e.g. {"strategy": "c3"}.
-func New(p *policy.Policy, constLabels prometheus.Labels) *Collector {
+func New(p Source, constLabels prometheus.Labels) *Collector {
 	host := []string{"host", "dc"}
 	d := func(name, help string, labels []string) *prometheus.Desc {
 		return prometheus.NewDesc("tailroute_"+name, help, labels, constLabels)

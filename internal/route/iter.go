@@ -1,11 +1,10 @@
-package policy
+package route
 
 import (
 	"context"
 	"sync/atomic"
 	"time"
 
-	"github.com/gocql/gocql"
 	"github.com/tailroute/tailroute/policy/core"
 	"github.com/tailroute/tailroute/tracker"
 )
@@ -41,16 +40,16 @@ import (
 // execution's plan concurrently with it. speculative.Wire never makes late
 // calls (it takes a fresh plan); for gocql's own speculative execution set
 // WithDriverSpeculation, which does not pool idempotent states.
-type queryState struct {
-	p        *Policy
-	tbl      *hostTable
+type queryState[H HostInfo, S any] struct {
+	r        *Router[H, S]
+	tbl      *hostTable[H]
 	replicas []int32 // replica set of the token (aliases the replica map)
 	routed   bool
 	seq      atomic.Bool   // not idempotent: recycled at the first Mark(nil)
 	refs     atomic.Int32  // idempotent: plan + hosts handed out and not finally marked
 	planDone atomic.Bool   // idempotent: the plan's reference was dropped
 	gen      atomic.Uint32 // execution generation, one per Pick
-	tickets  [planTickets]planTicket
+	tickets  [planTickets]planTicket[H, S]
 	noPool   bool // never recycled (WithDriverSpeculation)
 
 	phase   uint8
@@ -63,24 +62,24 @@ type queryState struct {
 	now     time.Duration // clock read by rank
 	haveNow bool
 
-	sels [4]selection
+	sels [4]Selection[H, S]
 	nsel int
-	last *selection
+	last *Selection[H, S]
 }
 
 // planTickets is the number of NextHost tickets per state (see queryState).
 const planTickets = 8
 
 // planTicket is the NextHost of one execution of a state.
-type planTicket struct {
-	st   *queryState
-	gen  atomic.Uint32  // generation the ticket was issued for
-	next gocql.NextHost // t.nextHost, bound once
+type planTicket[H HostInfo, S any] struct {
+	st   *queryState[H, S]
+	gen  atomic.Uint32 // generation the ticket was issued for
+	next func() S      // t.nextHost, bound once
 }
 
 // issue starts a new execution on st and returns its NextHost. A ticket's
 // method value is bound on its first use.
-func (st *queryState) issue(seq bool) gocql.NextHost {
+func (st *queryState[H, S]) issue(seq bool) func() S {
 	g := st.gen.Add(1)
 	t := &st.tickets[g%planTickets]
 	if t.next == nil {
@@ -96,32 +95,34 @@ func (st *queryState) issue(seq bool) gocql.NextHost {
 	return t.next
 }
 
-// nextHost is the gocql.NextHost of one execution; stale calls get nil.
-func (t *planTicket) nextHost() gocql.SelectedHost {
+// nextHost is the driver's NextHost of one execution; stale calls get
+// nil.
+func (t *planTicket[H, S]) nextHost() S {
+	var none S
 	st := t.st
 	g := t.gen.Load()
 	if st.seq.Load() {
 		if g != st.gen.Load() {
-			return nil
+			return none
 		}
 		if s := st.nextHost(); s != nil {
-			return s
+			return any(s).(S)
 		}
-		return nil
+		return none
 	}
 	for { // take a reference unless none is left (recycled)
 		r := st.refs.Load()
 		if r <= 0 {
-			return nil
+			return none
 		}
 		if st.refs.CompareAndSwap(r, r+1) {
 			break
 		}
 	}
-	var sel gocql.SelectedHost
+	sel := none
 	if g == st.gen.Load() {
 		if s := st.nextHost(); s != nil {
-			sel = s
+			sel = any(s).(S)
 		}
 	}
 	st.unref(1)
@@ -137,39 +138,39 @@ const (
 	phaseDone
 )
 
-func (st *queryState) reset() {
+func (st *queryState[H, S]) reset() {
 	st.tbl = nil
 	st.replicas = nil
 	st.phase = phaseRank
 	st.haveNow = false
 	st.ncand, st.pos, st.fbPos = 0, 0, 0
 	for i := 0; i < st.nsel && i < len(st.sels); i++ {
-		st.sels[i] = selection{}
+		st.sels[i] = Selection[H, S]{}
 	}
 	st.nsel = 0
 	st.last = nil
 }
 
-func (st *queryState) release() {
+func (st *queryState[H, S]) release() {
 	if st.noPool {
 		return
 	}
 	st.tickets[st.gen.Load()%planTickets].gen.Store(0) // the execution's iterator is spent
 	st.reset()
-	st.p.statePool.Put(st)
+	st.r.statePool.Put(st)
 }
 
 // unref drops n references of an idempotent execution's state and
 // recycles it with the last one. The caller must not touch st afterwards.
-func (st *queryState) unref(n int32) {
+func (st *queryState[H, S]) unref(n int32) {
 	if st.refs.Add(-n) == 0 {
 		st.release()
 	}
 }
 
 // nextHost returns the plan's next host (nil at the end).
-func (st *queryState) nextHost() *selection {
-	p := st.p
+func (st *queryState[H, S]) nextHost() *Selection[H, S] {
+	p := st.r
 	if st.tbl == nil {
 		return nil // recycled (see Pick): a misbehaving caller gets an empty plan
 	}
@@ -186,11 +187,11 @@ func (st *queryState) nextHost() *selection {
 	if e == nil {
 		return nil
 	}
-	var s *selection
+	var s *Selection[H, S]
 	if st.nsel < len(st.sels) {
 		s = &st.sels[st.nsel]
 	} else {
-		s = &selection{}
+		s = &Selection[H, S]{}
 	}
 	st.nsel++
 	s.st, s.e = st, e
@@ -212,10 +213,10 @@ func (st *queryState) nextHost() *selection {
 	return s
 }
 
-func (p *Policy) rateLimited() bool { return p.cfg.rateControl && p.cfg.strategy == C3 }
+func (p *Router[H, S]) rateLimited() bool { return p.cfg.rateControl && p.cfg.strategy == C3 }
 
 // advance returns the next host of the plan, or nil at the end.
-func (st *queryState) advance() *hostEntry {
+func (st *queryState[H, S]) advance() *hostEntry[H] {
 	t := st.tbl
 	for {
 		switch st.phase {
@@ -232,7 +233,7 @@ func (st *queryState) advance() *hostEntry {
 			}
 			st.phase = phaseRemoteReplicas
 		case phaseRemoteReplicas:
-			if st.p.cfg.remoteDCs {
+			if st.r.cfg.remoteDCs {
 				for st.pos < st.ncand+len(st.replicas) {
 					e := t.hosts[st.replicas[st.pos-st.ncand]]
 					st.pos++
@@ -254,7 +255,7 @@ func (st *queryState) advance() *hostEntry {
 			st.phase = phaseRemoteFallback
 			st.fbPos = 0
 		case phaseRemoteFallback:
-			if st.p.cfg.remoteDCs {
+			if st.r.cfg.remoteDCs {
 				for st.fbPos < len(t.remote) {
 					i := t.remote[(st.fbStart+st.fbPos)%len(t.remote)]
 					st.fbPos++
@@ -270,7 +271,7 @@ func (st *queryState) advance() *hostEntry {
 	}
 }
 
-func (st *queryState) inCand(i int32) bool {
+func (st *queryState[H, S]) inCand(i int32) bool {
 	for k := 0; k < st.ncand; k++ {
 		if st.cand[k].Host == i {
 			return true
@@ -290,8 +291,8 @@ func inList(a []int32, x int32) bool {
 
 // rank fills st.cand with the up local replicas (or, without token
 // information, a random sample of up local hosts) and orders them.
-func (st *queryState) rank() {
-	p := st.p
+func (st *queryState[H, S]) rank() {
+	p := st.r
 	t := st.tbl
 	st.rnd = core.Rand(rand64())
 	n := 0
@@ -354,8 +355,8 @@ func (st *queryState) rank() {
 // send to the first replica within its rate; if none is, wait for the next
 // rate window (bounded by MaxBackpressureWait) and then send to the best
 // within rate, or to the best replica anyway.
-func (st *queryState) rankC3(c []core.Candidate) {
-	p := st.p
+func (st *queryState[H, S]) rankC3(c []core.Candidate) {
+	p := st.r
 	t := st.tbl
 	cfg := &p.cfg
 	now := p.clock.Now()
@@ -412,20 +413,21 @@ func (st *queryState) rankC3(c []core.Candidate) {
 // dividing by successRate^3 is no match for qhat^3 (one more request in
 // flight on a healthy replica outweighs a 50 % failure rate), so health
 // orders replicas before the score does (core.DemoteUnhealthy).
-func (p *Policy) score(v tracker.View) float64 {
+func (p *Router[H, S]) score(v tracker.View) float64 {
 	return core.C3Score(v.ResponseTime, v.ServiceTime, v.QueueSize, v.Outstanding(), p.cfg.weight)
 }
 
 // stalled reports whether a host owes responses and has been silent for
 // max(StallMin, StallFactor*R_s) (see WithStall).
-func (p *Policy) stalled(v tracker.View) bool {
+func (p *Router[H, S]) stalled(v tracker.View) bool {
 	return v.Silence > 0 && float64(v.Silence) >= max(float64(p.cfg.stallMin), p.cfg.stallFactor*v.ResponseTime)
 }
 
-// selection is a gocql.SelectedHost: one host handed out by a plan.
-type selection struct {
-	st       *queryState
-	e        *hostEntry
+// Selection is one host handed out by a plan: the driver's SelectedHost
+// (Info and Mark).
+type Selection[H HostInfo, S any] struct {
+	st       *queryState[H, S]
+	e        *hostEntry[H]
 	att      tracker.Attempt
 	start    time.Duration
 	lastMark time.Duration
@@ -434,7 +436,7 @@ type selection struct {
 }
 
 // Info returns the host.
-func (s *selection) Info() *gocql.HostInfo { return s.e.info }
+func (s *Selection[H, S]) Info() H { return s.e.info }
 
 // Mark is called by gocql after each attempt on this host (more than once
 // when the retry policy retries on the same host). The first Mark ends the
@@ -442,12 +444,12 @@ func (s *selection) Info() *gocql.HostInfo { return s.e.info }
 // also the measurement (latency since NextHost, or since the previous Mark
 // for a retry); with Wire the observer measures, because Mark(nil) is also
 // what a cancelled attempt gets.
-func (s *selection) Mark(err error) {
+func (s *Selection[H, S]) Mark(err error) {
 	st := s.st
 	if st == nil {
 		return // recycled (see Pick)
 	}
-	p := st.p
+	p := st.r
 	n := s.marks.Add(1)
 	if n == 1 {
 		s.e.h.End(s.att)
@@ -459,7 +461,7 @@ func (s *selection) Mark(err error) {
 			from = s.lastMark
 		}
 		s.lastMark = now
-		s.e.h.ObserveAt(now, now-from, classify(nil, err))
+		s.e.h.ObserveAt(now, now-from, p.hooks.Classify(err))
 	}
 	switch {
 	case st.seq.Load():
@@ -480,3 +482,18 @@ func (s *selection) Mark(err error) {
 		}
 	}
 }
+
+// Plan returns the plan state behind a selection, for tests of the pooled
+// state: its Refs and whether it is Live (not recycled).
+func (s *Selection[H, S]) Plan() interface {
+	Refs() int32
+	Live() bool
+} {
+	return s.st
+}
+
+// Refs is the number of references an idempotent plan holds.
+func (st *queryState[H, S]) Refs() int32 { return st.refs.Load() }
+
+// Live reports whether the plan has not been recycled.
+func (st *queryState[H, S]) Live() bool { return st.tbl != nil }

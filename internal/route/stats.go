@@ -1,7 +1,8 @@
-package policy
+package route
 
 import (
 	"sort"
+	"time"
 
 	"github.com/tailroute/tailroute/tracker"
 )
@@ -28,9 +29,9 @@ type HostStats struct {
 }
 
 // Stats returns a snapshot of every host, sorted by address.
-func (p *Policy) Stats() []HostStats {
-	t := p.tbl.Load()
-	now := p.clock.Now()
+func (r *Router[H, S]) Stats() []HostStats {
+	t := r.tbl.Load()
+	now := r.clock.Now()
 	out := make([]HostStats, 0, len(t.hosts))
 	for _, e := range t.hosts {
 		v := e.h.View(now)
@@ -41,10 +42,10 @@ func (p *Policy) Stats() []HostStats {
 			Rack:         e.rack,
 			Up:           e.isUp(),
 			Local:        e.local,
-			Score:        p.score(v),
-			Busy:         v.Busy(int64(p.cfg.busyInFlight), p.cfg.busyNoResponse),
+			Score:        r.score(v),
+			Busy:         v.Busy(int64(r.cfg.busyInFlight), r.cfg.busyNoResponse),
 			WithinRate:   e.h.WithinRate(now),
-			Stalled:      p.stalled(v),
+			Stalled:      r.stalled(v),
 		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Address < out[j].Address })
@@ -62,13 +63,24 @@ type Counters struct {
 }
 
 // Counters returns the cumulative counters.
-func (p *Policy) Counters() Counters {
+func (r *Router[H, S]) Counters() Counters {
 	return Counters{
-		BackpressureWaits: p.waits.Load(),
-		SentOverRate:      p.overRate.Load(),
-		Probes:            p.probes.Load(),
-		Demoted:           p.demoted.Load(),
-		Abandoned:         p.abandoned.Load(),
-		Unrouted:          p.noReplicas.Load(),
+		BackpressureWaits: r.waits.Load(),
+		SentOverRate:      r.overRate.Load(),
+		Probes:            r.probes.Load(),
+		Demoted:           r.demoted.Load(),
+		Abandoned:         r.abandoned.Load(),
+		Unrouted:          r.noReplicas.Load(),
 	}
+}
+
+// Feedback records server-reported load of a host (queue length q_s and
+// service time 1/mu_s); false for an unknown host.
+func (r *Router[H, S]) Feedback(host H, queue float64, serviceTime time.Duration) bool {
+	e := r.entry(hostID(host))
+	if e == nil {
+		return false
+	}
+	e.h.Feedback(queue, serviceTime)
+	return true
 }

@@ -1,0 +1,530 @@
+// Package route is the driver-free engine behind the host selection
+// policies of package policy (gocql v1) and driverv2/policy (the Apache
+// Cassandra Go driver v2): the host table, token-aware replica sets, the
+// three ranking strategies (C3, P2C, RoundRobin) with rate control, the
+// busy, stall and health rules, and the pooled per-query plan whose hosts
+// are handed out and marked. It imports no driver: a driver's adapter
+// instantiates Router with its host type (H) and its SelectedHost interface
+// (S), and translates queries, keyspace metadata, errors and session
+// events. The rules themselves are documented in package policy.
+package route
+
+import (
+	"errors"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tailroute/tailroute/policy/core"
+	"github.com/tailroute/tailroute/tracker"
+)
+
+// maxCand is the number of hosts ranked per request (fixed array, no
+// allocation).
+const maxCand = 16
+
+// HostInfo is what the engine reads of a driver's host (both gocql's and
+// the v2 driver's *HostInfo have these methods).
+type HostInfo interface {
+	comparable
+	HostID() string
+	ConnectAddressAndPort() string
+	DataCenter() string
+	Rack() string
+	Tokens() []string
+	IsUp() bool
+}
+
+// KeyspaceFunc returns a keyspace's replication strategy class and options
+// (the driver's KeyspaceMetadata.StrategyClass and StrategyOptions).
+type KeyspaceFunc func(keyspace string) (class string, options map[string]any, err error)
+
+// Hooks are the driver-specific functions a Router calls.
+type Hooks struct {
+	// Classify maps an attempt's error to a tracker outcome (Mark without
+	// an observer).
+	Classify func(err error) tracker.Outcome
+	// Logf logs a problem found while serving (the local DC).
+	Logf func(format string, a ...any)
+}
+
+// Router is the engine of one policy: H is the driver's host type, S its
+// SelectedHost interface, which *Selection[H, S] must implement.
+type Router[H HostInfo, S any] struct {
+	cfg   Config
+	hooks Hooks
+	tr    *tracker.Tracker
+	clock tracker.Clock
+
+	mu          sync.Mutex // serializes table rebuilds
+	tbl         atomic.Pointer[hostTable[H]]
+	entries     []*hostEntry[H] // current hosts, in insertion order (under mu)
+	partitioner string
+	reps        map[string]core.Replication // replication of keyspaces with placement (under mu)
+
+	ksMu       sync.Mutex // serializes keyspace metadata fetches
+	getKS      atomic.Pointer[KeyspaceFunc]
+	observed   atomic.Bool
+	refused    atomic.Bool
+	localDC    atomic.Pointer[string] // effective local DC (see WithLocalDC)
+	dcProblem  atomic.Pointer[error]  // why the effective local DC differs from the configured one
+	rr         atomic.Uint64
+	statePool  sync.Pool
+	waits      atomic.Uint64
+	overRate   atomic.Uint64
+	probes     atomic.Uint64
+	demoted    atomic.Uint64
+	abandoned  atomic.Uint64
+	noReplicas atomic.Uint64
+}
+
+// hostTable is an immutable snapshot of the hosts, the ring and the replica
+// maps; Pick reads it with one atomic load.
+type hostTable[H HostInfo] struct {
+	hosts  []*hostEntry[H]
+	byID   map[string]int32
+	local  []int32
+	remote []int32
+	ring   *core.Ring
+	ks     map[string]*ksEntry
+}
+
+type ksEntry struct {
+	rm      *core.ReplicaMap // nil: no token-aware placement for this keyspace
+	retryAt time.Duration    // for nil rm after a metadata error: when to try again (0: never, until KeyspaceChanged)
+}
+
+type hostEntry[H HostInfo] struct {
+	info  H
+	id    string
+	dc    string
+	rack  string
+	local bool
+	h     *tracker.Host
+	up    *atomic.Bool // the policy's view (HostUp/HostDown); shared by entries of the same host
+}
+
+func (e *hostEntry[H]) isUp() bool { return e.up.Load() && e.info.IsUp() }
+
+// New returns a Router. Options are validated once; an invalid option
+// yields an error naming the option, the field, the value and the allowed
+// range.
+func New[H HostInfo, S any](hooks Hooks, opts ...Option) (*Router[H, S], error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	if len(cfg.errs) > 0 {
+		return nil, errors.Join(cfg.errs...)
+	}
+	if _, ok := any((*Selection[H, S])(nil)).(S); !ok {
+		return nil, errors.New("route: *Selection[H, S] does not implement the driver's SelectedHost interface")
+	}
+	tr, err := tracker.New(cfg.tracker)
+	if err != nil {
+		return nil, err
+	}
+	cfg.tracker = tr.Config()
+	if hooks.Logf == nil {
+		hooks.Logf = func(string, ...any) {}
+	}
+	r := &Router[H, S]{cfg: cfg, hooks: hooks, tr: tr, clock: tr.Clock(), reps: map[string]core.Replication{}}
+	if cfg.keyspaceFunc != nil {
+		f := cfg.keyspaceFunc
+		r.getKS.Store(&f)
+	}
+	r.statePool.New = func() any { return &queryState[H, S]{r: r} }
+	r.tbl.Store(&hostTable[H]{byID: map[string]int32{}, ks: map[string]*ksEntry{}})
+	dc := cfg.localDC
+	r.localDC.Store(&dc)
+	return r, nil
+}
+
+// Config returns the validated configuration.
+func (r *Router[H, S]) Config() *Config { return &r.cfg }
+
+// Tracker returns the tracker (per-host state, LatencyQuantile).
+func (r *Router[H, S]) Tracker() *tracker.Tracker { return r.tr }
+
+// Strategy returns the ranking strategy.
+func (r *Router[H, S]) Strategy() Strategy { return r.cfg.strategy }
+
+// SetKeyspaceFunc sets where keyspace replication comes from (the
+// session), unless WithKeyspaceFunc set it.
+func (r *Router[H, S]) SetKeyspaceFunc(f KeyspaceFunc) {
+	if r.cfg.keyspaceFunc == nil && f != nil {
+		r.getKS.Store(&f)
+	}
+}
+
+// SetObserved says that an observer measures every attempt: Mark then only
+// ends the attempt.
+func (r *Router[H, S]) SetObserved() { r.observed.Store(true) }
+
+// IsLocal reports whether a host of data center dc is local (always true
+// without WithLocalDC). The local DC is the one WithLocalDC names, or what
+// the router falls back to when no host is in it.
+func (r *Router[H, S]) IsLocal(dc string) bool {
+	l := *r.localDC.Load()
+	return l == "" || dc == l
+}
+
+// DCProblem returns why the effective local DC differs from the configured
+// one (nil when it does not).
+func (r *Router[H, S]) DCProblem() error {
+	if e := r.dcProblem.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+func hostID[H HostInfo](h H) string {
+	if id := h.HostID(); id != "" {
+		return id
+	}
+	return h.ConnectAddressAndPort()
+}
+
+// AddHosts adds or updates hosts with one rebuild.
+func (r *Router[H, S]) AddHosts(hosts []H) {
+	if len(hosts) == 0 {
+		return
+	}
+	var zero H
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, info := range hosts {
+		if info == zero {
+			continue
+		}
+		id := hostID(info)
+		e := &hostEntry[H]{info: info, id: id, dc: info.DataCenter(), rack: info.Rack(), h: r.tr.Host(id)}
+		e.local = r.cfg.localDC == "" || e.dc == r.cfg.localDC
+		replaced := false
+		for i, old := range r.entries {
+			if old.id == id {
+				e.up = old.up
+				r.entries[i] = e
+				replaced = true
+				break
+			}
+		}
+		if !replaced {
+			e.up = new(atomic.Bool)
+			e.up.Store(true)
+			r.entries = append(r.entries, e)
+		}
+	}
+	r.rebuildLocked()
+}
+
+// RemoveHost forgets a host.
+func (r *Router[H, S]) RemoveHost(host H) {
+	var zero H
+	if host == zero {
+		return
+	}
+	id := hostID(host)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, e := range r.entries {
+		if e.id == id {
+			r.entries = append(r.entries[:i:i], r.entries[i+1:]...)
+			r.tr.Remove(id)
+			r.rebuildLocked()
+			return
+		}
+	}
+}
+
+// HostUp marks a host up. A host that was down restarts as a clean slate
+// (tracker.Host.Reset).
+func (r *Router[H, S]) HostUp(host H) {
+	var zero H
+	if host == zero {
+		return
+	}
+	e := r.entry(hostID(host))
+	if e == nil {
+		r.AddHosts([]H{host})
+		return
+	}
+	if !e.up.Swap(true) {
+		e.h.Reset()
+	}
+}
+
+// HostDown marks a host down: it is not handed out until HostUp. Its
+// in-flight count is reset.
+func (r *Router[H, S]) HostDown(host H) {
+	var zero H
+	if host == zero {
+		return
+	}
+	if e := r.entry(hostID(host)); e != nil {
+		if e.up.Swap(false) {
+			e.h.Reset()
+		}
+	}
+}
+
+func (r *Router[H, S]) entry(id string) *hostEntry[H] {
+	t := r.tbl.Load()
+	if i, ok := t.byID[id]; ok {
+		return t.hosts[i]
+	}
+	return nil
+}
+
+// Host returns the tracker state of a known host (nil if unknown).
+func (r *Router[H, S]) Host(host H) *tracker.Host {
+	if e := r.entry(hostID(host)); e != nil {
+		return e.h
+	}
+	return nil
+}
+
+// Observe records an attempt's latency and outcome on its host (the
+// driver's query observer).
+func (r *Router[H, S]) Observe(host H, latency time.Duration, o tracker.Outcome) {
+	var zero H
+	if host == zero {
+		return
+	}
+	if e := r.entry(hostID(host)); e != nil {
+		e.h.Observe(latency, o)
+	}
+}
+
+// SetPartitioner sets the cluster's partitioner. Token awareness needs
+// Murmur3Partitioner.
+func (r *Router[H, S]) SetPartitioner(partitioner string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.partitioner != partitioner {
+		r.partitioner = partitioner
+		r.rebuildLocked()
+	}
+}
+
+// KeyspaceChanged fetches a keyspace's replication again, or forgets it
+// when change is "DROPPED".
+func (r *Router[H, S]) KeyspaceChanged(keyspace, change string) {
+	if keyspace == "" {
+		return
+	}
+	if strings.EqualFold(change, "DROPPED") {
+		r.mu.Lock()
+		delete(r.reps, keyspace)
+		r.rebuildLocked()
+		r.mu.Unlock()
+		return
+	}
+	r.loadKeyspace(keyspace, true)
+}
+
+var errNoSession = errors.New("policy: no session")
+
+// loadKeyspace fetches the keyspace's replication and installs its replica
+// map. It never holds r.mu while talking to the cluster.
+func (r *Router[H, S]) loadKeyspace(ks string, force bool) *ksEntry {
+	r.ksMu.Lock()
+	defer r.ksMu.Unlock()
+	if !force {
+		if e, ok := r.tbl.Load().ks[ks]; ok && (e.rm != nil || e.retryAt == 0 || r.clock.Now() < e.retryAt) {
+			return e
+		}
+	}
+	var (
+		class string
+		opts  map[string]any
+	)
+	err := errNoSession
+	if fp := r.getKS.Load(); fp != nil {
+		class, opts, err = (*fp)(ks)
+	}
+	var rep core.Replication
+	ok := false
+	if err == nil {
+		rep, ok, _ = core.ParseReplication(class, opts)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ok {
+		r.reps[ks] = rep
+	} else {
+		delete(r.reps, ks)
+	}
+	old := r.tbl.Load()
+	t := *old
+	t.ks = make(map[string]*ksEntry, len(old.ks)+1)
+	for k, v := range old.ks {
+		t.ks[k] = v
+	}
+	e := &ksEntry{}
+	switch {
+	case ok && t.ring != nil:
+		e.rm = t.ring.Replicas(rep)
+	case err != nil:
+		e.retryAt = r.clock.Now() + time.Second // transient? try again in a second
+	}
+	t.ks[ks] = e
+	r.tbl.Store(&t)
+	return e
+}
+
+// Refuse makes the router serve no hosts from now on (a second session
+// shared the policy).
+func (r *Router[H, S]) Refuse() {
+	if r.refused.Swap(true) {
+		return
+	}
+	r.mu.Lock()
+	r.rebuildLocked()
+	r.mu.Unlock()
+}
+
+// ForgetHosts drops every host and keyspace placement (a new session after
+// the previous one closed).
+func (r *Router[H, S]) ForgetHosts() {
+	r.ksMu.Lock()
+	defer r.ksMu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.entries {
+		r.tr.Remove(e.id)
+	}
+	r.entries = nil
+	clear(r.reps)
+	r.rebuildLocked()
+}
+
+// rebuildLocked builds a new table from r.entries (r.mu held).
+func (r *Router[H, S]) rebuildLocked() {
+	if r.refused.Load() {
+		r.tbl.Store(&hostTable[H]{byID: map[string]int32{}, ks: map[string]*ksEntry{}})
+		return
+	}
+	r.resolveLocalDCLocked()
+	t := &hostTable[H]{
+		hosts: append([]*hostEntry[H](nil), r.entries...),
+		byID:  make(map[string]int32, len(r.entries)),
+		ks:    make(map[string]*ksEntry, len(r.reps)),
+	}
+	for i, e := range t.hosts {
+		t.byID[e.id] = int32(i)
+		if e.local {
+			t.local = append(t.local, int32(i))
+		} else {
+			t.remote = append(t.remote, int32(i))
+		}
+	}
+	if strings.HasSuffix(r.partitioner, "Murmur3Partitioner") {
+		nodes := make([]core.Node, len(t.hosts))
+		ok, ntok := true, 0
+		for i, e := range t.hosts {
+			nodes[i] = core.Node{ID: e.id, DC: e.dc, Rack: e.rack}
+			for _, s := range e.info.Tokens() {
+				v, err := strconv.ParseInt(s, 10, 64)
+				if err != nil {
+					ok = false
+					break
+				}
+				nodes[i].Tokens = append(nodes[i].Tokens, v)
+				ntok++
+			}
+		}
+		if ok && ntok > 0 {
+			t.ring = core.NewRing(nodes)
+		}
+	}
+	if t.ring != nil {
+		for ks, rep := range r.reps {
+			t.ks[ks] = &ksEntry{rm: t.ring.Replicas(rep)}
+		}
+	}
+	r.tbl.Store(t)
+}
+
+// Query is what a plan needs of a query: its routing key (nil or an error
+// without token information), keyspace and idempotence.
+type Query struct {
+	Key        []byte
+	KeyErr     error
+	Keyspace   string
+	Idempotent bool
+	None       bool // no query at all (Pick(nil))
+}
+
+// Pick returns the query plan of one execution (see policy.Policy.Pick for
+// the plan and the rules of the pooled state).
+func (r *Router[H, S]) Pick(q Query) func() S {
+	t := r.tbl.Load()
+	seq := !q.None && !q.Idempotent
+	var st *queryState[H, S]
+	if r.cfg.driverSpec && !seq {
+		st = &queryState[H, S]{r: r, noPool: true}
+	} else {
+		st = r.statePool.Get().(*queryState[H, S])
+	}
+	next := st.issue(seq)
+	st.tbl, st.replicas, st.routed = r.route(t, q)
+	if !st.routed {
+		r.noReplicas.Add(1)
+	}
+	return next
+}
+
+// Routable reports whether token information (a ring) is known; without
+// it a query's routing key is not needed.
+func (r *Router[H, S]) Routable() bool { return r.tbl.Load().ring != nil }
+
+// Replicas returns the replica hosts of a query's token, false without
+// token information (tests compare them with the driver's).
+func (r *Router[H, S]) Replicas(q Query) ([]H, bool) {
+	t, reps, ok := r.route(r.tbl.Load(), q)
+	if !ok {
+		return nil, false
+	}
+	out := make([]H, len(reps))
+	for i, k := range reps {
+		out[i] = t.hosts[k].info
+	}
+	return out, true
+}
+
+// Hosts returns the known hosts, in insertion order.
+func (r *Router[H, S]) Hosts() []H {
+	t := r.tbl.Load()
+	out := make([]H, len(t.hosts))
+	for i, e := range t.hosts {
+		out[i] = e.info
+	}
+	return out
+}
+
+// route returns the table to use and the replica set of the query's token
+// (routed is false without token information).
+func (r *Router[H, S]) route(t *hostTable[H], q Query) (*hostTable[H], []int32, bool) {
+	if q.None || t.ring == nil || q.KeyErr != nil || q.Key == nil {
+		return t, nil, false
+	}
+	ks := q.Keyspace
+	e := t.ks[ks]
+	if (e == nil || (e.rm == nil && e.retryAt != 0 && r.clock.Now() >= e.retryAt)) && ks != "" {
+		e = r.loadKeyspace(ks, false)
+		t = r.tbl.Load()
+	}
+	if e == nil || e.rm == nil {
+		return t, nil, false
+	}
+	return t, e.rm.Lookup(core.Murmur3Token(q.Key)), true
+}
+
+// rand64 returns a random seed for one request.
+func rand64() uint64 { return rand.Uint64() }
