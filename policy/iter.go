@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,20 +29,30 @@ import (
 // state to the garbage collector.
 //
 // gocql v1.7.0 can still call the iterator after the first Mark(nil): its
-// speculative executor starts an attempt if its timer fires between that
-// Mark and the result reaching it. Such a late call must neither touch a
-// state that was recycled nor a later execution's plan. Each execution
-// therefore gets its NextHost from one of planTickets tickets of the state,
-// stamped with the execution's generation: a call through a ticket whose
-// generation is no longer the state's, or on a state with no reference
-// left, returns nil (the late attempt finds no host; its result is
-// discarded, the executor already has the first one). The check is not
-// airtight: a late call held up while the same state served planTickets
-// more executions reads its ticket's new generation and would use that
-// execution's plan concurrently with it. speculative.Wire never makes late
-// calls (it takes a fresh plan); for gocql's own speculative execution set
-// WithDriverSpeculation, which does not pool idempotent states.
+// own speculative executor (a SpeculativeExecutionPolicy set on the query,
+// rather than speculative.Wire, which takes a fresh plan instead) starts an
+// attempt if its timer fires between that Mark and the result reaching it.
+// Such a late call must never touch a recycled state unsafely nor take a
+// later execution's plan. Three rules make it so:
+//   - each execution gets its NextHost from one of planTickets tickets of the
+//     state, stamped with the execution's generation; a call through a stale
+//     ticket, or on a state with no reference left, returns nil (the late
+//     attempt finds no host; the executor already has its result);
+//   - every plan access (Pick's set-up, NextHost) holds the state's own mutex
+//     (never shared between states or hosts), so even a call that slips
+//     through is race-free;
+//   - the first late call seen (stale ticket, no reference left, or a call
+//     after the plan's first Mark(nil)) tells the policy that gocql's own
+//     speculation is in use: from then on idempotent states are no longer
+//     pooled (one allocation per idempotent Pick), and it is logged once.
+//     A ticket is reused only after planTickets more executions of the same
+//     state, so only a late call delayed that long before the first
+//     detection could still take a host of another execution's plan.
+//
+// WithDriverSpeculation turns pooling of idempotent states off from the
+// start.
 type queryState struct {
+	mu       sync.Mutex // plan access: Pick's set-up and NextHost
 	p        *Policy
 	tbl      *hostTable
 	replicas []int32 // replica set of the token (aliases the replica map)
@@ -69,7 +80,7 @@ type queryState struct {
 }
 
 // planTickets is the number of NextHost tickets per state (see queryState).
-const planTickets = 8
+const planTickets = 32
 
 // planTicket is the NextHost of one execution of a state.
 type planTicket struct {
@@ -101,17 +112,23 @@ func (t *planTicket) nextHost() gocql.SelectedHost {
 	st := t.st
 	g := t.gen.Load()
 	if st.seq.Load() {
-		if g != st.gen.Load() {
+		st.mu.Lock()
+		var s *selection
+		if g == st.gen.Load() {
+			s = st.nextHost()
+		} else {
+			st.p.lateCall()
+		}
+		st.mu.Unlock()
+		if s == nil {
 			return nil
 		}
-		if s := st.nextHost(); s != nil {
-			return s
-		}
-		return nil
+		return s
 	}
 	for { // take a reference unless none is left (recycled)
 		r := st.refs.Load()
 		if r <= 0 {
+			st.p.lateCall()
 			return nil
 		}
 		if st.refs.CompareAndSwap(r, r+1) {
@@ -119,13 +136,29 @@ func (t *planTicket) nextHost() gocql.SelectedHost {
 		}
 	}
 	var sel gocql.SelectedHost
+	st.mu.Lock()
 	if g == st.gen.Load() {
+		if st.planDone.Load() {
+			st.p.lateCall() // a second attempt chain after the result was decided
+		}
 		if s := st.nextHost(); s != nil {
 			sel = s
 		}
+	} else {
+		st.p.lateCall()
 	}
+	st.mu.Unlock()
 	st.unref(1)
 	return sel
+}
+
+// lateCall records that an iterator was called after its execution ended:
+// gocql's own speculative execution is in use, so idempotent states are no
+// longer pooled (see queryState).
+func (p *Policy) lateCall() {
+	if p.lateSeen.CompareAndSwap(false, true) {
+		p.logf("gocql's own speculative execution detected (a plan was asked for a host after its result); idempotent query plans are no longer pooled (speculative.Wire hedges without this cost, or set policy.WithDriverSpeculation)")
+	}
 }
 
 const (

@@ -49,6 +49,7 @@ type Policy struct {
 	demoted    atomic.Uint64
 	abandoned  atomic.Uint64
 	noReplicas atomic.Uint64
+	lateSeen   atomic.Bool // gocql's own speculative execution seen (see queryState)
 }
 
 // hostTable is an immutable snapshot of the hosts, the ring and the replica
@@ -371,9 +372,9 @@ func (p *Policy) rebuildLocked() {
 // gocql v1.7.0 starts a speculative attempt after that only if its timer
 // fires in the instant between that Mark and the result reaching the
 // executor; speculative.Policy, the supported way to hedge, takes a fresh
-// plan instead of calling this one then. With gocql's own speculative
-// execution set WithDriverSpeculation (idempotent states are then not
-// pooled). Wrappers that call the iterator themselves must follow the same
+// plan instead of calling this one then. gocql's own speculative execution
+// is detected at its first late call, after which idempotent states are not
+// pooled; WithDriverSpeculation does so from the start. Wrappers that call the iterator themselves must follow the same
 // rule, give back a host they pulled but do not use with
 // Mark(context.Canceled), and not use a SelectedHost after its last Mark
 // (read Info before).
@@ -381,14 +382,17 @@ func (p *Policy) Pick(qry gocql.ExecutableQuery) gocql.NextHost {
 	t := p.tbl.Load()
 	seq := qry != nil && !qry.IsIdempotent()
 	var st *queryState
-	if p.cfg.driverSpec && !seq {
+	if !seq && (p.cfg.driverSpec || p.lateSeen.Load()) {
 		st = &queryState{p: p, noPool: true}
 	} else {
 		st = p.statePool.Get().(*queryState)
 	}
+	tbl, replicas, routed := p.route(t, qry)
+	st.mu.Lock()
 	next := st.issue(seq)
-	st.tbl, st.replicas, st.routed = p.route(t, qry)
-	if !st.routed {
+	st.tbl, st.replicas, st.routed = tbl, replicas, routed
+	st.mu.Unlock()
+	if !routed {
 		p.noReplicas.Add(1)
 	}
 	return next
