@@ -126,8 +126,9 @@ type Counters = route.Counters
 // starts a speculative attempt after that only if its timer fires in the
 // instant between that Mark and the result reaching the executor;
 // speculative.Policy, the supported way to hedge, takes a fresh plan
-// instead of calling this one then. With gocql's own speculative execution
-// set WithDriverSpeculation (idempotent states are then not pooled).
+// instead of calling this one then. gocql's own speculative execution is
+// detected at its first late call, after which idempotent states are not
+// pooled; WithDriverSpeculation does so from the start.
 // Wrappers that call the iterator themselves must follow the same rule,
 // give back a host they pulled but do not use with Mark(context.Canceled),
 // and not use a SelectedHost after its last Mark (read Info before).

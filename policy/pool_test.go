@@ -17,6 +17,7 @@ import (
 func stateOf(t *testing.T, h gocql.SelectedHost) interface {
 	Refs() int32
 	Live() bool
+	Pooled() bool
 } {
 	t.Helper()
 	s, ok := h.(*route.Selection[*gocql.HostInfo, gocql.SelectedHost])
@@ -172,7 +173,18 @@ func TestLateCallGetsNoHost(t *testing.T) {
 // after every other Mark included (gocql's own speculative executor in its
 // race window), stay race-free and get nil once the plan is spent.
 func TestDriverSpeculationLateCalls(t *testing.T) {
-	p, _, _ := testPolicy(t, 4, WithRateControl(false), WithDriverSpeculation(true))
+	t.Run("option", func(t *testing.T) { driverSpeculationLateCalls(t, false, WithDriverSpeculation(true)) })
+	// Without the option the first late call turns pooling off; until then
+	// the per-state lock keeps every call race-free.
+	t.Run("detected", func(t *testing.T) { driverSpeculationLateCalls(t, false) })
+	// Worst case: detection forgotten after every Pick, so late calls keep
+	// reaching pooled, recycled and reissued states; still race-free, and
+	// every host handed out is ended exactly once.
+	t.Run("pooled", func(t *testing.T) { driverSpeculationLateCalls(t, true) })
+}
+
+func driverSpeculationLateCalls(t *testing.T, forget bool, opts ...Option) {
+	p, _, _ := testPolicy(t, 4, append([]Option{WithRateControl(false)}, opts...)...)
 	q := &fakeQuery{idempotent: true}
 	var late atomic.Int64
 	var wg sync.WaitGroup
@@ -183,6 +195,9 @@ func TestDriverSpeculationLateCalls(t *testing.T) {
 			for i := 0; i < 200; i++ {
 				var mu sync.Mutex
 				next := p.Pick(q)
+				if forget {
+					p.r.ForgetLateCall()
+				}
 				call := func() gocql.SelectedHost { mu.Lock(); defer mu.Unlock(); return next() }
 				var inner sync.WaitGroup
 				chain := func() {
@@ -205,4 +220,82 @@ func TestDriverSpeculationLateCalls(t *testing.T) {
 		assert.EqualValues(t, 0, s.InFlight, s.ID)
 	}
 	t.Logf("late calls that found no host: %d", late.Load())
+}
+
+// TestLateCallStopsPooling: an iterator called after its execution's
+// result (gocql's own speculative executor in its race window) gets no
+// host of another execution, and from then on idempotent states are not
+// pooled, so no later late call can reach a recycled state.
+func TestLateCallStopsPooling(t *testing.T) {
+	p, _, _ := testPolicy(t, 3, WithRateControl(false))
+	q := &fakeQuery{idempotent: true}
+	next := p.Pick(q)
+	a := next()
+	st := stateOf(t, a)
+	a.Mark(nil) // the result: the state is recycled
+	require.False(t, p.r.LateCallSeen())
+	assert.Nil(t, next(), "a late call finds no host")
+	assert.True(t, p.r.LateCallSeen(), "the late call is seen")
+
+	for i := 0; i < 4*route.PlanTickets; i++ {
+		n := p.Pick(q)
+		h := n()
+		require.NotNil(t, h)
+		assert.NotSame(t, st, stateOf(t, h), "no pooled state after a late call")
+		assert.True(t, !stateOf(t, h).Pooled())
+		h.Mark(nil)
+	}
+	nq := p.Pick(&fakeQuery{idempotent: false}) // sequential plans stay pooled
+	h := nq()
+	require.NotNil(t, h)
+	assert.False(t, !stateOf(t, h).Pooled())
+	h.Mark(nil)
+}
+
+// TestLateCallAfterResultOnLiveState: a second attempt chain asking the
+// plan after the first Mark(nil) while a loser still holds the state (so it
+// is not recycled) is served from its own plan and marks the policy.
+func TestLateCallAfterResultOnLiveState(t *testing.T) {
+	p, _, _ := testPolicy(t, 3, WithRateControl(false))
+	next := p.Pick(&fakeQuery{idempotent: true})
+	a := next()
+	b := next()
+	b.Mark(nil) // result decided; a still runs
+	c := next() // gocql's late speculative attempt
+	assert.True(t, p.r.LateCallSeen())
+	if c != nil {
+		assert.Same(t, stateOf(t, a), stateOf(t, c), "its own plan")
+		c.Mark(context.Canceled)
+	}
+	a.Mark(nil)
+	for _, s := range p.Tracker().Snapshot() {
+		assert.EqualValues(t, 0, s.InFlight, s.ID)
+	}
+}
+
+// TestWrappedTicketIsRaceFree: a late call delayed while its state served
+// planTickets more executions comes through the same ticket as the current
+// execution, so the two call one iterator concurrently; the state's lock
+// keeps that race-free and every host handed out is ended once.
+func TestWrappedTicketIsRaceFree(t *testing.T) {
+	p, _, _ := testPolicy(t, 4, WithRateControl(false))
+	for round := 0; round < 50; round++ {
+		next := p.Pick(&fakeQuery{idempotent: true})
+		var wg sync.WaitGroup
+		got := make(chan gocql.SelectedHost, 2)
+		for g := 0; g < 2; g++ { // the execution and the wrapped late call
+			wg.Add(1)
+			go func() { defer wg.Done(); got <- next() }()
+		}
+		wg.Wait()
+		close(got)
+		for h := range got {
+			if h != nil {
+				h.Mark(nil)
+			}
+		}
+	}
+	for _, s := range p.Tracker().Snapshot() {
+		assert.EqualValues(t, 0, s.InFlight, s.ID)
+	}
 }

@@ -320,7 +320,9 @@ func (c *Config) DriverSpeculation() bool { return c.driverSpec }
 // collector (one allocation per idempotent Pick), so such a late call can
 // never reach a state that serves another execution. Default false: the
 // state is pooled (see Pick), which speculative.Wire's hedging is safe
-// with, since it never asks a plan again after a Mark(nil).
+// with, since it never asks a plan again after a Mark(nil); the policy turns
+// pooling of idempotent states off by itself at the first late call it sees
+// (see queryState), so the option only closes the window before that call.
 func WithDriverSpeculation(on bool) Option { return func(c *Config) { c.driverSpec = on } }
 
 // WithHealthTolerance sets how much less healthy than the healthiest

@@ -2,6 +2,7 @@ package route
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,20 +28,30 @@ import (
 // state to the garbage collector.
 //
 // gocql v1.7.0 can still call the iterator after the first Mark(nil): its
-// speculative executor starts an attempt if its timer fires between that
-// Mark and the result reaching it. Such a late call must neither touch a
-// state that was recycled nor a later execution's plan. Each execution
-// therefore gets its NextHost from one of planTickets tickets of the state,
-// stamped with the execution's generation: a call through a ticket whose
-// generation is no longer the state's, or on a state with no reference
-// left, returns nil (the late attempt finds no host; its result is
-// discarded, the executor already has the first one). The check is not
-// airtight: a late call held up while the same state served planTickets
-// more executions reads its ticket's new generation and would use that
-// execution's plan concurrently with it. speculative.Wire never makes late
-// calls (it takes a fresh plan); for gocql's own speculative execution set
-// WithDriverSpeculation, which does not pool idempotent states.
+// own speculative executor (a SpeculativeExecutionPolicy set on the query,
+// rather than speculative.Wire, which takes a fresh plan instead) starts an
+// attempt if its timer fires between that Mark and the result reaching it.
+// Such a late call must never touch a recycled state unsafely nor take a
+// later execution's plan. Three rules make it so:
+//   - each execution gets its NextHost from one of planTickets tickets of the
+//     state, stamped with the execution's generation; a call through a stale
+//     ticket, or on a state with no reference left, returns nil (the late
+//     attempt finds no host; the executor already has its result);
+//   - every plan access (Pick's set-up, NextHost) holds the state's own mutex
+//     (never shared between states or hosts), so even a call that slips
+//     through is race-free;
+//   - the first late call seen (stale ticket, no reference left, or a call
+//     after the plan's first Mark(nil)) tells the policy that gocql's own
+//     speculation is in use: from then on idempotent states are no longer
+//     pooled (one allocation per idempotent Pick), and it is logged once.
+//     A ticket is reused only after planTickets more executions of the same
+//     state, so only a late call delayed that long before the first
+//     detection could still take a host of another execution's plan.
+//
+// WithDriverSpeculation turns pooling of idempotent states off from the
+// start.
 type queryState[H HostInfo, S any] struct {
+	mu       sync.Mutex // plan access: Pick's set-up and NextHost
 	r        *Router[H, S]
 	tbl      *hostTable[H]
 	replicas []int32 // replica set of the token (aliases the replica map)
@@ -68,7 +79,7 @@ type queryState[H HostInfo, S any] struct {
 }
 
 // planTickets is the number of NextHost tickets per state (see queryState).
-const planTickets = 8
+const planTickets = 32
 
 // planTicket is the NextHost of one execution of a state.
 type planTicket[H HostInfo, S any] struct {
@@ -102,17 +113,23 @@ func (t *planTicket[H, S]) nextHost() S {
 	st := t.st
 	g := t.gen.Load()
 	if st.seq.Load() {
-		if g != st.gen.Load() {
+		st.mu.Lock()
+		var s *Selection[H, S]
+		if g == st.gen.Load() {
+			s = st.nextHost()
+		} else {
+			st.r.lateCall()
+		}
+		st.mu.Unlock()
+		if s == nil {
 			return none
 		}
-		if s := st.nextHost(); s != nil {
-			return any(s).(S)
-		}
-		return none
+		return any(s).(S)
 	}
 	for { // take a reference unless none is left (recycled)
 		r := st.refs.Load()
 		if r <= 0 {
+			st.r.lateCall()
 			return none
 		}
 		if st.refs.CompareAndSwap(r, r+1) {
@@ -120,13 +137,29 @@ func (t *planTicket[H, S]) nextHost() S {
 		}
 	}
 	sel := none
+	st.mu.Lock()
 	if g == st.gen.Load() {
+		if st.planDone.Load() {
+			st.r.lateCall() // a second attempt chain after the result was decided
+		}
 		if s := st.nextHost(); s != nil {
 			sel = any(s).(S)
 		}
+	} else {
+		st.r.lateCall()
 	}
+	st.mu.Unlock()
 	st.unref(1)
 	return sel
+}
+
+// lateCall records that an iterator was called after its execution ended:
+// gocql's own speculative execution is in use, so idempotent states are no
+// longer pooled (see queryState).
+func (p *Router[H, S]) lateCall() {
+	if p.lateSeen.CompareAndSwap(false, true) {
+		p.hooks.Logf("the driver's own speculative execution detected (a plan was asked for a host after its result); idempotent query plans are no longer pooled (speculative.Wire hedges without this cost, or set policy.WithDriverSpeculation)")
+	}
 }
 
 const (
@@ -488,6 +521,7 @@ func (s *Selection[H, S]) Mark(err error) {
 func (s *Selection[H, S]) Plan() interface {
 	Refs() int32
 	Live() bool
+	Pooled() bool
 } {
 	return s.st
 }
@@ -497,3 +531,10 @@ func (st *queryState[H, S]) Refs() int32 { return st.refs.Load() }
 
 // Live reports whether the plan has not been recycled.
 func (st *queryState[H, S]) Live() bool { return st.tbl != nil }
+
+// Pooled reports whether the state is recycled into the pool (false with
+// WithDriverSpeculation or after a late call).
+func (st *queryState[H, S]) Pooled() bool { return !st.noPool }
+
+// PlanTickets is the number of NextHost tickets per pooled state.
+const PlanTickets = planTickets

@@ -79,6 +79,7 @@ type Router[H HostInfo, S any] struct {
 	demoted    atomic.Uint64
 	abandoned  atomic.Uint64
 	noReplicas atomic.Uint64
+	lateSeen   atomic.Bool // the driver's own speculative execution seen (see queryState)
 }
 
 // hostTable is an immutable snapshot of the hosts, the ring and the replica
@@ -467,18 +468,29 @@ func (r *Router[H, S]) Pick(q Query) func() S {
 	t := r.tbl.Load()
 	seq := !q.None && !q.Idempotent
 	var st *queryState[H, S]
-	if r.cfg.driverSpec && !seq {
+	if !seq && (r.cfg.driverSpec || r.lateSeen.Load()) {
 		st = &queryState[H, S]{r: r, noPool: true}
 	} else {
 		st = r.statePool.Get().(*queryState[H, S])
 	}
+	tbl, replicas, routed := r.route(t, q)
+	st.mu.Lock()
 	next := st.issue(seq)
-	st.tbl, st.replicas, st.routed = r.route(t, q)
-	if !st.routed {
+	st.tbl, st.replicas, st.routed = tbl, replicas, routed
+	st.mu.Unlock()
+	if !routed {
 		r.noReplicas.Add(1)
 	}
 	return next
 }
+
+// LateCallSeen reports whether a plan was asked for a host after its
+// execution ended (the driver's own speculative execution); setting it
+// false again is for tests.
+func (r *Router[H, S]) LateCallSeen() bool { return r.lateSeen.Load() }
+
+// ForgetLateCall clears LateCallSeen (tests of the pooled worst case).
+func (r *Router[H, S]) ForgetLateCall() { r.lateSeen.Store(false) }
 
 // Routable reports whether token information (a ring) is known; without
 // it a query's routing key is not needed.
