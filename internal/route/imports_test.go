@@ -67,4 +67,5 @@ func TestCoreImportsNoDriver(t *testing.T) {
 var adapters = []struct{ pkg, driver, other string }{
 	{"policy", driverV1, driverV2},
 	{"speculative", driverV1, driverV2},
+	{"apache/policy", driverV2, driverV1},
 }

@@ -56,6 +56,7 @@ type queryState[H HostInfo, S any] struct {
 	tbl      *hostTable[H]
 	replicas []int32 // replica set of the token (aliases the replica map)
 	routed   bool
+	pin      int32 // pinned query: 1 + the host's index, -1 for an unknown host, 0 not pinned
 	seq      atomic.Bool   // not idempotent: recycled at the first Mark(nil)
 	refs     atomic.Int32  // idempotent: plan + hosts handed out and not finally marked
 	planDone atomic.Bool   // idempotent: the plan's reference was dropped
@@ -174,6 +175,7 @@ const (
 func (st *queryState[H, S]) reset() {
 	st.tbl = nil
 	st.replicas = nil
+	st.pin = 0
 	st.phase = phaseRank
 	st.haveNow = false
 	st.ncand, st.pos, st.fbPos = 0, 0, 0
@@ -254,6 +256,13 @@ func (st *queryState[H, S]) advance() *hostEntry[H] {
 	for {
 		switch st.phase {
 		case phaseRank:
+			if st.pin != 0 { // pinned: that host alone, up or not, as the driver does
+				st.phase = phaseDone
+				if st.pin > 0 {
+					return t.hosts[st.pin-1]
+				}
+				return nil
+			}
 			st.rank()
 			st.phase = phaseRanked
 		case phaseRanked:

@@ -459,7 +459,8 @@ type Query struct {
 	KeyErr     error
 	Keyspace   string
 	Idempotent bool
-	None       bool // no query at all (Pick(nil))
+	None       bool   // no query at all (Pick(nil))
+	Pinned     string // host ID the query is pinned to (v2's Query.SetHostID); "" none
 }
 
 // Pick returns the query plan of one execution (see policy.Policy.Pick for
@@ -472,6 +473,17 @@ func (r *Router[H, S]) Pick(q Query) func() S {
 		st = &queryState[H, S]{r: r, noPool: true}
 	} else {
 		st = r.statePool.Get().(*queryState[H, S])
+	}
+	if q.Pinned != "" {
+		pin := int32(-1)
+		if i, ok := t.byID[q.Pinned]; ok {
+			pin = i + 1
+		}
+		st.mu.Lock()
+		next := st.issue(seq)
+		st.tbl, st.pin = t, pin
+		st.mu.Unlock()
+		return next
 	}
 	tbl, replicas, routed := r.route(t, q)
 	st.mu.Lock()

@@ -1,0 +1,130 @@
+package policy
+
+import (
+	"sync/atomic"
+	"time"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+	"github.com/tailroute/tailroute/internal/route"
+	"github.com/tailroute/tailroute/tracker"
+)
+
+// router is the driver-free engine instantiated for the v2 driver.
+type router = route.Router[*gocql.HostInfo, gocql.SelectedHost]
+
+// Policy is a HostSelectionPolicy of the Apache Cassandra Go driver v2
+// (github.com/apache/cassandra-gocql-driver/v2): token-aware, ranking
+// replicas with C3 (default), P2C or RoundRobin, fed by a tracker. Like
+// every driver policy it serves one Session. Its rules are those of the
+// gocql v1 adapter, package github.com/tailroute/tailroute/policy, over the
+// same engine.
+type Policy struct {
+	r *router
+
+	feedbackQ, feedbackST string
+
+	wired   atomic.Pointer[gocql.ClusterConfig] // set once by Wire
+	session atomic.Pointer[gocql.Session]       // the session served (Init)
+	refused atomic.Pointer[error]               // set when a second session shares the policy
+}
+
+// New returns a Policy. Options are validated once; an invalid option yields
+// an error naming the option, the field, the value and the allowed range.
+func New(opts ...Option) (*Policy, error) {
+	p := &Policy{}
+	r, err := route.New[*gocql.HostInfo, gocql.SelectedHost](route.Hooks{
+		Classify: func(err error) tracker.Outcome { return classify(nil, err) },
+		Logf:     p.logf,
+	}, opts...)
+	if err != nil {
+		return nil, err
+	}
+	p.r = r
+	p.feedbackQ, p.feedbackST = r.Config().FeedbackKeys()
+	return p, nil
+}
+
+// Tracker returns the policy's tracker (per-host state, LatencyQuantile).
+func (p *Policy) Tracker() *tracker.Tracker { return p.r.Tracker() }
+
+// LatencyQuantile returns the cluster-wide q-quantile of recent attempt
+// latencies (see tracker.Tracker.LatencyQuantile); false with too few
+// samples. It lets the policy serve as a speculative-delay source directly.
+func (p *Policy) LatencyQuantile(q float64) (time.Duration, bool) {
+	return p.r.Tracker().LatencyQuantile(q)
+}
+
+// Strategy returns the ranking strategy.
+func (p *Policy) Strategy() Strategy { return p.r.Strategy() }
+
+// IsLocal reports whether host is in the local DC (always true without
+// WithLocalDC). The local DC is the one WithLocalDC names, or what the
+// policy falls back to when no host is in it (see WithLocalDC).
+func (p *Policy) IsLocal(host *gocql.HostInfo) bool { return p.r.IsLocal(host.DataCenter()) }
+
+// AddHost adds or updates a host.
+func (p *Policy) AddHost(host *gocql.HostInfo) { p.r.AddHosts([]*gocql.HostInfo{host}) }
+
+// AddHosts adds or updates several hosts with one rebuild (gocql calls it at
+// session start).
+func (p *Policy) AddHosts(hosts []*gocql.HostInfo) { p.r.AddHosts(hosts) }
+
+// RemoveHost forgets a host.
+func (p *Policy) RemoveHost(host *gocql.HostInfo) { p.r.RemoveHost(host) }
+
+// HostUp marks a host up. A host that was down restarts as a clean slate
+// (tracker.Host.Reset): it is scored with cluster-wide priors and so gets
+// traffic again at once.
+func (p *Policy) HostUp(host *gocql.HostInfo) { p.r.HostUp(host) }
+
+// HostDown marks a host down: it is not handed out until HostUp. Its
+// in-flight count is reset (attempts still outstanding no longer count), so
+// attempts gocql abandons without Mark cannot skew it.
+func (p *Policy) HostDown(host *gocql.HostInfo) { p.r.HostDown(host) }
+
+// SetPartitioner is called by gocql with the cluster's partitioner. Token
+// awareness needs Murmur3Partitioner; with another partitioner requests are
+// ranked over a sample of local hosts.
+func (p *Policy) SetPartitioner(partitioner string) { p.r.SetPartitioner(partitioner) }
+
+// KeyspaceChanged is called by gocql on schema changes: the keyspace's
+// replication is fetched again (or forgotten when it was dropped).
+func (p *Policy) KeyspaceChanged(ev gocql.KeyspaceUpdateEvent) {
+	p.r.KeyspaceChanged(ev.Keyspace, ev.Change)
+}
+
+// Stats returns a snapshot of every host, sorted by address.
+func (p *Policy) Stats() []HostStats { return p.r.Stats() }
+
+// Counters returns the cumulative counters.
+func (p *Policy) Counters() Counters { return p.r.Counters() }
+
+// HostStats is a snapshot of one host as the policy sees it.
+type HostStats = route.HostStats
+
+// Counters are cumulative policy events.
+type Counters = route.Counters
+
+// Pick returns the query plan of one execution: the local replicas of the
+// query's token ranked by the strategy, then remote replicas (WithRemoteDCs),
+// then the other hosts as fallback (local first). Down hosts are skipped. A
+// query pinned to a host (Query.SetHostID) gets a plan of that host alone,
+// as the driver's own executor gives it (the v2 executor does not call
+// Pick for pinned queries; wrappers may). The plan state is pooled under
+// the rules of the v1 adapter's Pick.
+func (p *Policy) Pick(qry gocql.ExecutableStatement) gocql.NextHost {
+	return p.r.Pick(p.query(qry))
+}
+
+// query is what the router needs of a driver query.
+func (p *Policy) query(qry gocql.ExecutableStatement) route.Query {
+	if qry == nil {
+		return route.Query{None: true}
+	}
+	q := route.Query{Idempotent: qry.IsIdempotent(), Pinned: qry.GetHostID()}
+	if q.Pinned == "" && p.r.Routable() { // the routing key may cost the driver work: only when a ring is known
+		q.Key, q.KeyErr = qry.GetRoutingKey()
+		q.Keyspace = qry.Keyspace()
+	}
+	return q
+}

@@ -1,0 +1,129 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"log"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+)
+
+// Wire installs p as cfg's host selection policy and installs its query and
+// batch observers (chaining observers already set), so that the tracker
+// learns each attempt's real outcome: the observer sees the attempt's error,
+// where Mark sees nil for a cancelled attempt. Call it before
+// cfg.CreateSession, and before wrappers of the policy such as
+// speculative.Wire (they wrap the policy already installed).
+//
+// A Policy is wired once, to one ClusterConfig, and serves one session at a
+// time (see Init). Wire replaces a HostSelectionPolicy already set (such as
+// one of gocql's), but returns an error, and changes nothing, when cfg or p
+// is nil, when p was already wired (to cfg or to another ClusterConfig: a
+// second Wire would measure every attempt twice or share p between
+// sessions), or when the policy already set wraps another (it has an Inner
+// method, as the hedging policy of speculative.Wire: replacing it would
+// silently turn hedging off).
+func Wire(cfg *gocql.ClusterConfig, p *Policy) error {
+	if cfg == nil {
+		return errors.New("policy: Wire: cfg = nil, want the *gocql.ClusterConfig the session is created from")
+	}
+	if p == nil {
+		return errors.New("policy: Wire: p = nil, want a *Policy from policy.New")
+	}
+	if w, ok := cfg.PoolConfig.HostSelectionPolicy.(wrapper); ok {
+		return fmt.Errorf("policy: Wire: cfg.PoolConfig.HostSelectionPolicy is already %T wrapping %T "+
+			"(e.g. speculative.Wire): call policy.Wire first, then the wrapper, which wraps the policy installed", w, w.Inner())
+	}
+	if !p.wired.CompareAndSwap(nil, cfg) {
+		if p.wired.Load() == cfg {
+			return errors.New("policy: Wire: p is already wired to this cfg; call Wire once")
+		}
+		return errors.New("policy: Wire: p is already wired to another gocql.ClusterConfig; " +
+			"a Policy serves one session: create one Policy per ClusterConfig with policy.New")
+	}
+	cfg.PoolConfig.HostSelectionPolicy = p
+	o := &observer{p: p, next: cfg.QueryObserver, nextBatch: cfg.BatchObserver}
+	cfg.QueryObserver = o
+	cfg.BatchObserver = o
+	p.r.SetObserved()
+	return nil
+}
+
+// wrapper is a HostSelectionPolicy wrapping another (speculative.Policy).
+type wrapper interface {
+	Inner() gocql.HostSelectionPolicy
+}
+
+// Init is called by gocql when a session starts; the policy uses the
+// session's keyspace metadata for replica placement.
+//
+// A Policy serves one session at a time, as every gocql HostSelectionPolicy
+// (gocql's PoolConfig.HostSelectionPolicy doc). A new session after the
+// previous one was closed (a ClusterConfig reused to reconnect) is served
+// from a clean slate: hosts and their statistics are forgotten and come
+// again from the new session. A second session while the first is open is
+// refused: the policy cannot tell the two sessions' queries apart, so from
+// then on it returns no hosts to either (their queries fail with
+// gocql.ErrNoConnections), logs why through the Logger of the ClusterConfig
+// given to Wire (else the log package), and Err returns the error.
+func (p *Policy) Init(s *gocql.Session) {
+	if s == nil || p.refused.Load() != nil {
+		return
+	}
+	for {
+		old := p.session.Load()
+		if old == s {
+			return
+		}
+		if old != nil && !old.Closed() {
+			p.refuse()
+			return
+		}
+		if p.session.CompareAndSwap(old, s) {
+			if old != nil {
+				p.r.ForgetHosts()
+			}
+			break
+		}
+	}
+	p.r.SetKeyspaceFunc(keyspaceFunc(s.KeyspaceMetadata))
+}
+
+func (p *Policy) refuse() {
+	err := fmt.Errorf("policy: a second gocql.Session started with this Policy while the first is open; "+
+		"a Policy serves one session (as every gocql HostSelectionPolicy), and it now returns no hosts "+
+		"to either session (queries fail with %q): give each session its own Policy "+
+		"(policy.New and policy.Wire on the session's own ClusterConfig)", gocql.ErrNoConnections)
+	if !p.refused.CompareAndSwap(nil, &err) {
+		return
+	}
+	p.logf("%v", err)
+	p.r.Refuse()
+}
+
+// Err reports problems found after New while serving a session: a second
+// session sharing the policy (see Init; permanent, the policy then serves
+// no hosts) and a local DC that no host is in (see WithLocalDC; the policy
+// falls back, and the problem lasts while no host is in it). nil when there
+// are none.
+func (p *Policy) Err() error {
+	var errs []error
+	if e := p.refused.Load(); e != nil {
+		errs = append(errs, *e)
+	}
+	if e := p.r.DCProblem(); e != nil {
+		errs = append(errs, e)
+	}
+	return errors.Join(errs...)
+}
+
+// logf logs a warning through the Logger of the ClusterConfig given to
+// Wire, else through the standard library's log package.
+func (p *Policy) logf(format string, a ...any) {
+	msg := "tailroute/policy: " + fmt.Sprintf(format, a...)
+	if c := p.wired.Load(); c != nil && c.Logger != nil {
+		c.Logger.Warning(msg)
+		return
+	}
+	log.Print(msg)
+}
