@@ -56,7 +56,7 @@ type queryState[H HostInfo, S any] struct {
 	tbl      *hostTable[H]
 	replicas []int32 // replica set of the token (aliases the replica map)
 	routed   bool
-	pin      int32 // pinned query: 1 + the host's index, -1 for an unknown host, 0 not pinned
+	pin      int32         // pinned query: 1 + the host's index, -1 for an unknown host, 0 not pinned
 	seq      atomic.Bool   // not idempotent: recycled at the first Mark(nil)
 	refs     atomic.Int32  // idempotent: plan + hosts handed out and not finally marked
 	planDone atomic.Bool   // idempotent: the plan's reference was dropped
