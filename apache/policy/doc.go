@@ -1,0 +1,42 @@
+// Package policy is tailroute's host selection policy for the Apache
+// Cassandra Go driver v2 (github.com/apache/cassandra-gocql-driver/v2,
+// tested with v2.1.2): the same token-aware C3 / P2C / RoundRobin ranking,
+// rate control, busy, stall and health rules, orphan accounting, Stats and
+// Counters (and so policy/promstats) as the gocql v1 adapter,
+// github.com/tailroute/tailroute/policy, over the same driver-free engine.
+// Importing this package never builds gocql v1, and the v1 adapter never
+// builds this driver.
+//
+//	p, err := policy.New()             // C3, validated options
+//	cluster := gocql.NewCluster(hosts...)
+//	err = policy.Wire(cluster, p)      // policy + query/batch observers
+//	session, err := cluster.CreateSession()
+//	...
+//	err = p.Err()                      // problems found while serving
+//
+// The rules, defaults and signals are documented in the v1 adapter's
+// package doc; what differs is the driver:
+//
+//   - A query pinned to a host with Query.SetHostID runs on that host: the
+//     v2 executor handles it without calling Pick (and never speculates
+//     it); Pick, asked directly by a wrapper, plans that host alone, and an
+//     unknown host ID gets an empty plan.
+//   - v2 refreshes its schema metadata about a second after a change
+//     (debounced) and tells the policy then; until that, queries of a new
+//     keyspace are ranked over a sample of local hosts (Counters.Unrouted),
+//     as the driver's own TokenAwareHostPolicy falls back to its fallback.
+//   - Replica sets equal v2's TokenAwareHostPolicy's; v2.1.2 keeps gocql
+//     v1.7.0's bug of listing a host twice for NetworkTopologyStrategy with
+//     vnodes (TestReplicaSetsMatchDriver), where ours follow Cassandra.
+//   - Hedging: the budgeted speculative package is not ported to v2 yet.
+//     The driver's own speculative execution (a SpeculativeExecutionPolicy
+//     on idempotent queries) works with this policy: set
+//     WithDriverSpeculation, or the policy stops pooling idempotent plans by
+//     itself at the first late call it sees (TestDriverSpeculation).
+//   - Logging goes to the ClusterConfig's StructuredLogger (Warning), else
+//     to the standard log package.
+//
+// The v2 driver negotiates protocol v5 first; a server that answers v5
+// with a protocol error it does not step down from (the simulator of
+// package sim) needs ClusterConfig.ProtoVersion = 4.
+package policy
