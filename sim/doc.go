@@ -63,7 +63,7 @@
 // gocql's TokenAwareHostPolicy agrees with it except that gocql v1.7.0 can
 // list one host twice in an NTS replica set when nodes have several vnodes
 // (the simulator does not copy that). The router's own placement
-// (policy/core.Ring.Replicas) is pinned to this one by
+// (internal/core.Ring.Replicas) is pinned to this one by
 // TestPlacementMatchesPolicyCore on every strategy. Each node has its own in-memory store; a
 // write is applied to every replica's store when the coordinator serves it
 // (in-process directly, across processes over the peers' admin endpoints).

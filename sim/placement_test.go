@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tailroute/tailroute/policy/core"
+	"github.com/tailroute/tailroute/internal/core"
 )
 
 // placementTopology is a random cluster layout: nodes spread over DCs and
@@ -68,7 +68,7 @@ func randomReplication(rng *rand.Rand, tp placementTopology) map[string]string {
 }
 
 // TestPlacementMatchesPolicyCore pins the simulator's replica placement
-// (ring.go) to the router's (policy/core/ring.go): both compute the replicas
+// (ring.go) to the router's (internal/core/ring.go): both compute the replicas
 // of every token independently, and a disagreement would make the router send
 // requests to nodes the simulator does not store the key on. Every strategy is
 // covered: SimpleStrategy and NetworkTopologyStrategy, one token or vnodes per

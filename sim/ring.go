@@ -79,7 +79,7 @@ func randomTokens(n, v int, seed int64) [][]int64 {
 
 // replicaMap maps each ring range (ending at entries[i].token inclusive) to
 // its replica members, placed as Cassandra places them (equal to
-// policy/core.Ring.Replicas, pinned by TestPlacementMatchesPolicyCore).
+// internal/core.Ring.Replicas, pinned by TestPlacementMatchesPolicyCore).
 type replicaMap struct {
 	tokens   []int64
 	replicas [][]int

@@ -1,5 +1,5 @@
 // Package murmur3 computes Cassandra's Murmur3Partitioner token. It is shared
-// by the routing core (policy/core) and the simulator (sim), so the two can
+// by the routing core (internal/core) and the simulator (sim), so the two can
 // never disagree on where a key lives.
 package murmur3
 

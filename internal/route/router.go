@@ -18,7 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tailroute/tailroute/policy/core"
+	"github.com/tailroute/tailroute/internal/core"
 	"github.com/tailroute/tailroute/tracker"
 )
 
