@@ -102,6 +102,12 @@
 // jitter 0.05, probe probability 0.01 after 1s, MaxCandidates 8, EWMA alpha
 // 0.1, HealthTolerance 0.05, success buckets of 500ms.
 //
+// This package is the gocql v1 adapter (host and query types, keyspace
+// metadata, error classes, observers, Wire and the session rules) over a
+// driver-free engine (internal/route); package
+// github.com/tailroute/tailroute/apache/policy is the same policy for the
+// Apache Cassandra Go driver v2. Neither adapter builds the other's driver.
+//
 // The hot path (Pick, NextHost, Mark) allocates nothing, for idempotent
 // queries too (per-query state is pooled, reference counted while a
 // speculative execution may still use it; see Pick), and takes no lock
