@@ -18,11 +18,11 @@ import (
 var _ LatencySource = (*tracker.Tracker)(nil)
 
 // TestSimWithOurPolicy: hedging on top of our C3 policy, the delay
-// following its tracker. Same stall scenario as TestSimHedgingCutsStallTail
+// following its tracker. One node of three stalls 500ms every 2s
 // with C3 in both sessions. C3 steers new requests away from the stalled
-// node within milliseconds, so the unhedged tail is already shorter than
-// with token-aware round robin; hedging must still not make it worse, must
-// fire, and must stay within the budget.
+// node within milliseconds, so only the requests already queued there when
+// it stalls wait for it; hedging must rescue some of those, fire, and stay
+// within the budget.
 func TestSimWithOurPolicy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end timing test; skipped with -short")
@@ -53,7 +53,7 @@ func TestSimWithOurPolicy(t *testing.T) {
 	require.True(t, ok, "the tracker has a p95 after the warm-up")
 
 	m := sim.DefaultModel()
-	m.PauseEvery, m.PauseFor = 10*time.Second, 200*time.Millisecond
+	m.PauseEvery, m.PauseFor = 2*time.Second, 500*time.Millisecond
 	require.NoError(t, c.Nodes()[0].SetModel(m))
 
 	st0, att0 := h.Stats(), attempts.n.Load()
@@ -76,7 +76,11 @@ func TestSimWithOurPolicy(t *testing.T) {
 	require.Zero(t, rh.errs)
 	assert.Greater(t, hedges, uint64(0))
 	assert.LessOrEqual(t, extra, 0.05+0.01)
-	assert.LessOrEqual(t, float64(rh.q(.999)), 1.2*float64(rb.q(.999)), "hedging does not make the C3 tail worse")
+	const stallSlow = 300 * time.Millisecond
+	slowB, slowH := rb.over(stallSlow), rh.over(stallSlow)
+	t.Logf("requests slower than %v: unhedged %d, hedged %d", stallSlow, slowB, slowH)
+	require.Positive(t, slowB, "the stalls catch the requests queued on the node (test premise)")
+	assert.Less(t, slowH, slowB, "hedging rescues requests caught by a stall")
 	assert.Greater(t, st1.Delay, time.Millisecond, "delay follows the tracker, not the floor")
 	assert.Less(t, st1.Delay, DefaultMaxDelay, "delay follows the tracker, not the no-estimate ceiling")
 }

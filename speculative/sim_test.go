@@ -83,6 +83,11 @@ type loadResult struct {
 	errs int
 }
 
+// over counts the requests slower than d.
+func (r loadResult) over(d time.Duration) int {
+	return len(r.lat) - sort.Search(len(r.lat), func(i int) bool { return r.lat[i] > d })
+}
+
 func (r loadResult) q(p float64) time.Duration {
 	if len(r.lat) == 0 {
 		return 0
@@ -131,10 +136,13 @@ func openLoop(s *gocql.Session, keys []string, rate int, dur time.Duration, idem
 	return res
 }
 
-// TestSimHedgingCutsStallTail: one node of three stalls 200ms every 10s
-// (2% of its time, so ~2% of its requests). Two sessions run the same open
-// loop at the same time, against the same stalls: one without hedging, one
-// with the default Hedger (p95 delay from its own Recorder, 5% budget).
+// TestSimHedgingCutsStallTail: one node of three stalls 500ms every 5s
+// (10% of its time, so ~3% of all requests wait for a stall). Two sessions
+// run the same open loop at the same time, against the same stalls: one
+// without hedging, one with the default Hedger (p95 delay from its own
+// Recorder, 5% budget). The effect is counted as requests slower than
+// stallSlow, which only a stall produces: scheduling noise on a busy
+// machine reaches tens of ms and hits both sessions alike.
 func TestSimHedgingCutsStallTail(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end timing test; skipped with -short")
@@ -155,7 +163,7 @@ func TestSimHedgingCutsStallTail(t *testing.T) {
 	wg.Wait()
 
 	m := sim.DefaultModel()
-	m.PauseEvery, m.PauseFor = 10*time.Second, 200*time.Millisecond
+	m.PauseEvery, m.PauseFor = 5*time.Second, 500*time.Millisecond
 	require.NoError(t, c.Nodes()[0].SetModel(m))
 
 	st0, att0 := h.Stats(), attempts.n.Load()
@@ -178,10 +186,11 @@ func TestSimHedgingCutsStallTail(t *testing.T) {
 	require.Zero(t, rb.errs)
 	require.Zero(t, rh.errs)
 	require.Greater(t, len(rb.lat), 2000)
-	require.Greater(t, rb.q(.999), 100*time.Millisecond, "the stall must show in the unhedged p99.9 (test premise)")
-	ratio := float64(rb.q(.999)) / float64(rh.q(.999))
-	t.Logf("p99.9 ratio unhedged/hedged = %.1f", ratio)
-	assert.GreaterOrEqual(t, ratio, 3.0, "hedging cuts p99.9 at least 3x")
+	const stallSlow = 300 * time.Millisecond
+	slowB, slowH := rb.over(stallSlow), rh.over(stallSlow)
+	t.Logf("requests slower than %v: unhedged %d, hedged %d", stallSlow, slowB, slowH)
+	require.GreaterOrEqual(t, slowB, 20, "the stalls must show in the unhedged tail (test premise)")
+	assert.LessOrEqual(t, 4*slowH, slowB, "hedging rescues at least 3/4 of the requests caught by a stall")
 	assert.LessOrEqual(t, extra, 0.05+0.01, "extra attempts within the 5% budget (+1% tolerance)")
 	assert.LessOrEqual(t, float64(hedges), 0.05*float64(execs)+5)
 	assert.Greater(t, hedges, uint64(0))
