@@ -29,6 +29,9 @@ type cqlDB struct {
 	// feedback in the custom payload, for policies that use it).
 	feedback func(*gocql.Iter) bool
 	errs     errorKinds // failed operations by kind
+	// run, when set, executes a statement instead of the gocql v1 session
+	// (the v2 driver, driver_v2.go).
+	run func(ctx context.Context, stmt string, args []any) error
 }
 
 func newCQLDB(s *gocql.Session, keyspace, table string, fields []string, cl gocql.Consistency) *cqlDB {
@@ -56,6 +59,13 @@ func newCQLDB(s *gocql.Session, keyspace, table string, fields []string, cl gocq
 // result while a losing attempt may still be marshalling args in its own
 // goroutine (a pooled args slice raced there under -race).
 func (d *cqlDB) exec(ctx context.Context, stmt string, args ...any) error {
+	if d.run != nil {
+		err := d.run(ctx, stmt, args)
+		if err != nil {
+			d.errs.add(err)
+		}
+		return err
+	}
 	q := d.s.Query(stmt, args...).WithContext(ctx).Consistency(d.cl).Idempotent(true)
 	var err error
 	if d.feedback == nil {
@@ -150,10 +160,16 @@ func (h *hostCounter) ObserveQuery(ctx context.Context, q gocql.ObservedQuery) {
 	if h.next != nil {
 		h.next.ObserveQuery(ctx, q)
 	}
-	if !h.on.Load() || q.Host == nil {
+	if q.Host != nil {
+		h.count(q.Host.ConnectAddress().String())
+	}
+}
+
+// count counts one attempt on the host at ip (while on).
+func (h *hostCounter) count(ip string) {
+	if !h.on.Load() {
 		return
 	}
-	ip := q.Host.ConnectAddress().String()
 	h.mu.RLock()
 	c := h.counts[ip]
 	h.mu.RUnlock()

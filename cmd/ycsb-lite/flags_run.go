@@ -21,6 +21,7 @@ func policyFlags(fs *flagDefs) func(o *options) error {
 	list := fs.Bool("list-policies", false, "print the policy names, one per line, and exit")
 	policy := fs.String("policy", "", "alias of -compare with one policy")
 	hedge := fs.Bool("hedge", false, "alias: add "+hedgeSuffix+" to every policy of -compare")
+	driver := fs.String("driver", driverV1, "Cassandra Go driver of the client sessions: v1 (github.com/gocql/gocql) or v2 (github.com/apache/cassandra-gocql-driver/v2; policies "+strings.Join(policyNamesV2(), ", ")+")")
 	return func(o *options) error {
 		if *list {
 			o.listPolicies = true
@@ -55,7 +56,8 @@ func policyFlags(fs *flagDefs) func(o *options) error {
 			}
 			seen[p] = true
 		}
-		return nil
+		o.driver = strings.TrimSpace(*driver)
+		return checkDriver(o.driver, o.policies)
 	}
 }
 

@@ -27,6 +27,7 @@ type options struct {
 	workload     string // name or file as given
 	cfg          ycsb.Config
 	policies     []string
+	driver       string // -driver: v1 (gocql) or v2 (apache/cassandra-gocql-driver/v2)
 	scenario     scenarioSpec
 	params       scenarioParams
 	seed         int64

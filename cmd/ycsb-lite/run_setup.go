@@ -17,6 +17,9 @@ import (
 // sessions and releases the policies, last client first.
 func (r *runner) openClients(spec policySpec, name string, cl *sim.Cluster, hosts []string, port int, fields []string) (clients []*client, closeAll func(), err error) {
 	o := r.o
+	if o.driver == driverV2 {
+		return r.openClientsV2(name, cl, hosts, port, fields)
+	}
 	var cleanup []func()
 	closeAll = func() {
 		for i := len(cleanup) - 1; i >= 0; i-- {

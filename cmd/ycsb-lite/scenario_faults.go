@@ -282,7 +282,7 @@ func errorKind(err error) string {
 		}
 		return fmt.Sprintf("server_0x%04x", re.Code())
 	}
-	return "other"
+	return errorKindV2(err)
 }
 
 // attemptWindows is a gocql.QueryObserver that counts attempts per host and
@@ -301,14 +301,20 @@ func (a *attemptWindows) ObserveQuery(ctx context.Context, q gocql.ObservedQuery
 	if a.next != nil {
 		a.next.ObserveQuery(ctx, q)
 	}
-	if !a.on.Load() || q.Host == nil {
+	if q.Host != nil {
+		a.record(q.Host.ConnectAddress().String(), q.Start)
+	}
+}
+
+// record counts one attempt on the host at ip started at start (while on).
+func (a *attemptWindows) record(ip string, start time.Time) {
+	if !a.on.Load() {
 		return
 	}
-	k := int(q.Start.Sub(a.start) / (100 * time.Millisecond))
+	k := int(start.Sub(a.start) / (100 * time.Millisecond))
 	if k < 0 || k > 1<<20 {
 		return
 	}
-	ip := q.Host.ConnectAddress().String()
 	a.mu.Lock()
 	if a.wins == nil {
 		a.wins = map[string][]uint64{}

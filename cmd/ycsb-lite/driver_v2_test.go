@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestDriverV2 runs every -driver v2 policy on a small simulated cluster
+// with a slow node: each does every operation without error through the v2
+// driver, the host counters see every node, and tailroute sends the slow
+// node less than the driver's own token-aware policy.
+func TestDriverV2(t *testing.T) {
+	rep, _ := runJSON(t, "-driver", "v2", "-compare", strings.Join(policyNamesV2(), ","), "-nodes", "3", "-rf", "3",
+		"-records", "100", "-ops", "400", "-target", "400", "-threads", "8", "-service-time", "2ms", "-scenario", "slow-node", "-seed", "2")
+	if len(rep.Results) != len(policiesV2) {
+		t.Fatalf("%d results, want %d", len(rep.Results), len(policiesV2))
+	}
+	if !strings.Contains(rep.Command, "-driver v2") {
+		t.Errorf("report command %q does not name the driver", rep.Command)
+	}
+	shares := map[string]float64{}
+	slow := ""
+	for _, res := range rep.Results {
+		if res.Operations != 400 || res.Errors != 0 {
+			t.Errorf("%s: %d ops, %d errors %v", res.Policy, res.Operations, res.Errors, res.ErrorsByKind)
+		}
+		var reqs int64
+		for _, n := range res.Nodes {
+			reqs += n.Requests
+		}
+		if len(res.Nodes) != 3 || reqs < 400 {
+			t.Errorf("%s: nodes %+v (%d requests)", res.Policy, res.Nodes, reqs)
+		}
+		if slow == "" && len(res.Nodes) == 3 {
+			slow = res.Nodes[2].Host // slow-node slows the last node
+		}
+		shares[res.Policy] = share(res, slow)
+	}
+	t.Logf("slow node %s share: %v", slow, shares)
+	if !(shares["tailroute"] < shares["token-aware"]) {
+		t.Errorf("tailroute sent the slow node %.3f of its requests, token-aware %.3f", shares["tailroute"], shares["token-aware"])
+	}
+}
+
+func TestDriverFlagRejected(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-driver", "v3"}, "-driver v3"},
+		{[]string{"-driver", "v2", "-compare", "oracle"}, `-driver v2 runs the policies`},
+		{[]string{"-driver", "v2", "-compare", "tailroute+hedge"}, `not "tailroute+hedge"`},
+	} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), c.args, &out, &errb)
+		if code == exitOK || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, code, errb.String(), c.want)
+		}
+	}
+}
