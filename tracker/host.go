@@ -72,6 +72,8 @@ type Host struct {
 	orphanedSent atomic.Int64 // latest send time among them
 	orphanedAt   atomic.Int64 // clock time of the latest orphaning
 
+	load serverLoad // polled server load (ServerLoad)
+
 	hist   rollingHist
 	health healthBuckets
 	rate   rateCtl
@@ -236,6 +238,7 @@ func (h *Host) Reset() {
 	h.resp.reset()
 	h.svc.reset()
 	h.queue.reset()
+	h.load.reset()
 	h.samples.Store(0)
 	h.hist.reset(now)
 	h.health.reset(now)
@@ -268,6 +271,12 @@ type View struct {
 	// client will see, so they do not make Silence); rankers add them to
 	// the outstanding count (os_s) of the C3 score.
 	Orphaned int64
+	// ServerLoadWeight is the weight (0..1) of the polled server-load sample
+	// in QueueSize and ServiceTime (see Host.ServerLoad and
+	// ServerLoadWeight); 0 without a usable sample or with payload feedback.
+	// ServerLoadAge is that sample's age.
+	ServerLoadWeight float64
+	ServerLoadAge    time.Duration
 }
 
 // View reads the host's ranking inputs at time now.
@@ -286,6 +295,7 @@ func (h *Host) View(now time.Duration) View {
 		v.ServiceTime = v.ResponseTime
 	}
 	v.SuccessRate = h.health.successRate(now, t.successFloor())
+	hasLoad := !v.HasFeedback && h.applyServerLoad(&v, now)
 	v.SinceResponse = now - time.Duration(h.lastResp.Load())
 	if v.InFlight > 0 {
 		v.Silence = h.silence(now, v.SinceResponse)
@@ -294,11 +304,13 @@ func (h *Host) View(now time.Duration) View {
 		if v.HasSamples {
 			prior := t.priorResponseTimeExcept(h)
 			v.ResponseTime = prior + (v.ResponseTime-prior)*f
-			if !v.HasFeedback {
+			if !v.HasFeedback && !hasLoad {
 				v.ServiceTime = v.ResponseTime
 			}
 		}
-		v.QueueSize *= f
+		if !hasLoad {
+			v.QueueSize *= f
+		}
 	}
 	return v
 }
@@ -408,6 +420,14 @@ type HostSnapshot struct {
 	RateIncreases uint64        // Algorithm 2 increase events
 	P50, P99      time.Duration
 	QuantilesOK   bool // P50/P99 are based on at least MinQuantileSamples samples
+
+	// ServerQueue and ServerServiceTime are the latest polled server-load
+	// sample (q_s, smoothed 1/mu_s; see Host.ServerLoad) and ServerLoadAge
+	// its age; HasServerLoad is false before the first sample.
+	ServerQueue       float64
+	ServerServiceTime time.Duration
+	ServerLoadAge     time.Duration
+	HasServerLoad     bool
 }
 
 // Snapshot returns a copy of the host's state.
@@ -420,6 +440,13 @@ func (h *Host) Snapshot() HostSnapshot {
 	if v, ok := h.svc.get(); ok {
 		s.ServiceTime, s.HasFeedback = time.Duration(v), true
 		s.QueueSize, _ = h.queue.get()
+	}
+	if at := h.load.at.Load(); at != 0 {
+		s.HasServerLoad, s.ServerLoadAge = true, now-time.Duration(at)
+		s.ServerQueue = math.Float64frombits(h.load.queue.Load())
+		if v, ok := h.load.svc.get(); ok {
+			s.ServerServiceTime = time.Duration(v)
+		}
 	}
 	s.Samples = h.samples.Load()
 	s.Responses, s.Successes = h.health.counts(now)

@@ -1,0 +1,95 @@
+package tracker
+
+import (
+	"math"
+	"sync/atomic"
+	"time"
+)
+
+// serverLoad is the latest server-load sample of a host (polled from the
+// server, e.g. Cassandra's system_views.thread_pools): q_s at the sample
+// time, a smoothed 1/mu_s, the sample time and how long it stays fresh.
+type serverLoad struct {
+	queue atomic.Uint64 // q_s, float64 bits
+	svc   ewma          // 1/mu_s, nanoseconds
+	at    atomic.Int64  // clock time of the latest sample; 0 = none
+	fresh atomic.Int64  // age up to which a sample counts in full
+}
+
+// serverLoadAlpha smooths successive 1/mu_s estimates: each is a rate over
+// one poll interval, noisy at low load; about five samples make the mean.
+const serverLoadAlpha = 0.3
+
+// ServerLoad records a server-load sample taken at clock time at: the
+// host's queue (q_s: requests waiting or in service that this client does
+// not count in os_s) and, when serviceTime > 0, its mean service time per
+// request (1/mu_s, smoothed by EWMA; 0 keeps the previous estimate). A
+// sample counts in full up to the age fresh (normally a little more than
+// the poll interval) and then fades (see ServerLoadWeight). Payload
+// feedback (Feedback), when present, takes precedence.
+func (h *Host) ServerLoad(at time.Duration, queue float64, serviceTime, fresh time.Duration) {
+	if queue < 0 || math.IsNaN(queue) {
+		queue = 0
+	}
+	if fresh <= 0 {
+		fresh = time.Nanosecond
+	}
+	h.load.queue.Store(math.Float64bits(queue))
+	if serviceTime > 0 {
+		h.load.svc.add(float64(serviceTime), serverLoadAlpha)
+	}
+	h.load.fresh.Store(int64(fresh))
+	if at <= 0 {
+		at = 1 // 0 means "no sample"
+	}
+	h.load.at.Store(int64(at))
+}
+
+func (l *serverLoad) reset() {
+	l.at.Store(0)
+	l.svc.reset()
+	l.queue.Store(0)
+}
+
+// ServerLoadWeight is the weight a server-load sample of age age keeps in
+// the ranking when samples count in full up to fresh: 1 up to fresh, then
+// exp(-(age-fresh)/fresh), and 0 from 4*fresh on (the weight has fallen
+// below 5 %: the sample is dropped). View blends the sample into the
+// client's own estimates with it, so a stale sample fades into what the
+// client measures itself and never outweighs fresh latency data: q_s =
+// weight * q_sample, 1/mu_s = R_s + weight * (svc_sample - R_s).
+func ServerLoadWeight(age, fresh time.Duration) float64 {
+	if fresh <= 0 {
+		return 0
+	}
+	if age <= fresh {
+		return 1
+	}
+	if age >= 4*fresh {
+		return 0
+	}
+	return math.Exp(-float64(age-fresh) / float64(fresh))
+}
+
+// applyServerLoad blends the server-load sample into v (no payload
+// feedback) and reports whether it applied.
+func (h *Host) applyServerLoad(v *View, now time.Duration) bool {
+	at := h.load.at.Load()
+	if at == 0 {
+		return false
+	}
+	age := now - time.Duration(at)
+	if age < 0 {
+		age = 0
+	}
+	w := ServerLoadWeight(age, time.Duration(h.load.fresh.Load()))
+	if w == 0 {
+		return false
+	}
+	v.ServerLoadAge, v.ServerLoadWeight = age, w
+	v.QueueSize = w * math.Float64frombits(h.load.queue.Load())
+	if s, ok := h.load.svc.get(); ok {
+		v.ServiceTime = v.ResponseTime + w*(s-v.ResponseTime)
+	}
+	return true
+}
