@@ -43,6 +43,9 @@ type Policy struct {
 	probes     atomic.Uint64
 	abandoned  atomic.Uint64
 	noReplicas atomic.Uint64
+
+	load  *serverLoadPoller // WithServerLoad; nil = off
+	polls atomic.Int64      // poll queries in flight (Pick checks for them)
 }
 
 // hostTable is an immutable snapshot of the hosts, the ring and the replica
@@ -101,6 +104,9 @@ func New(opts ...Option) (*Policy, error) {
 		return st
 	}
 	p.tbl.Store(&hostTable{byID: map[string]int32{}, ks: map[string]*ksEntry{}})
+	if cfg.serverLoad > 0 {
+		p.load = newServerLoadPoller(p, cfg.serverLoad)
+	}
 	return p, nil
 }
 
@@ -116,8 +122,12 @@ func (p *Policy) LatencyQuantile(q float64) (time.Duration, bool) { return p.tr.
 func (p *Policy) Strategy() Strategy { return p.cfg.strategy }
 
 // Init is called by gocql when the session starts; the policy uses the
-// session's keyspace metadata for replica placement.
+// session's keyspace metadata for replica placement and, with
+// WithServerLoad, polls server load through it.
 func (p *Policy) Init(s *gocql.Session) {
+	if s != nil && p.load != nil {
+		p.load.start(s)
+	}
 	if s == nil || p.cfg.keyspaceMetadata != nil {
 		return
 	}
@@ -368,6 +378,11 @@ func (p *Policy) rebuildLocked() {
 // so their state is left to the garbage collector. (Wrappers that call the
 // iterator themselves must follow the same rule.)
 func (p *Policy) Pick(qry gocql.ExecutableQuery) gocql.NextHost {
+	if qry != nil && p.polls.Load() > 0 {
+		if next := p.pollPlan(qry); next != nil {
+			return next // the policy's own server-load poll (serverload.go)
+		}
+	}
 	t := p.tbl.Load()
 	var st *queryState
 	pooled := qry != nil && !qry.IsIdempotent()
@@ -418,6 +433,10 @@ func Wire(cfg *gocql.ClusterConfig, p *Policy) {
 	cfg.QueryObserver = o
 	cfg.BatchObserver = o
 	p.observed.Store(true)
+	if p.load != nil && cfg.Logger != nil {
+		l := cfg.Logger
+		p.load.logger.Store(&l)
+	}
 }
 
 var errNoSession = errors.New("policy: no session")
