@@ -54,6 +54,10 @@ type options struct {
 	// utilization, when > 0, derived the target rate from the embedded
 	// cluster's average service capacity (-utilization).
 	utilization float64
+
+	// payloadFeedback (-payload-feedback): the simulator attaches q_s and
+	// 1/mu_s to every response and policies with a +payload variant run as it.
+	payloadFeedback bool
 }
 
 // propFlags collects repeated -p key=value.
@@ -132,6 +136,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		clients     = fs.Int("clients", 1, "independent clients sharing the cluster (1..64): each its own session and policy instance; threads, target and ops are split among them")
 		skew        = fs.String("demand-skew", "", "P/Q: P % of the clients issue Q % of the requests (C3 §6, e.g. 20/80); empty = even split")
 		util        = fs.Float64("utilization", 0, "embedded cluster: set the target to this fraction (0 < U < 1) of the cluster's average service capacity; 0 = off")
+		payloadFb   = fs.Bool("payload-feedback", false, "embedded cluster: the simulator attaches queue length and service time to every response (custom payload, which no real Cassandra sends) and tailroute policies run as their "+payloadSuffix+" variant; off: only "+payloadSuffix+" policies get it")
 		list        = fs.Bool("list-policies", false, "print the policy names, one per line (each also runs as <policy>"+hedgeSuffix+"), and exit")
 	)
 	fs.Var(props, "p", "workload property key=value (repeatable), as YCSB's -p")
@@ -238,6 +243,17 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		}
 		o.policies = hedged
 	}
+	if *payloadFb {
+		if o.hosts != nil {
+			return nil, &flagError{"-payload-feedback needs the embedded simulated cluster; drop -hosts"}
+		}
+		o.payloadFeedback = true
+		named := make([]string, len(o.policies))
+		for i, p := range o.policies {
+			named[i] = withPayloadSignal(p)
+		}
+		o.policies = named
+	}
 	seen := map[string]bool{}
 	for _, p := range o.policies {
 		spec, err := lookupPolicy(p)
@@ -248,7 +264,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 			return nil, &flagError{fmt.Sprintf("-compare lists %q twice", p)}
 		}
 		seen[p] = true
-		if spec.simOnly && o.hosts != nil {
+		if (spec.simOnly || spec.payload) && o.hosts != nil {
 			return nil, &flagError{fmt.Sprintf("policy %s needs the embedded simulated cluster; drop -hosts or choose another policy", p)}
 		}
 	}

@@ -25,6 +25,7 @@ type policySpec struct {
 	name    string
 	help    string
 	simOnly bool // needs the embedded simulated cluster
+	payload bool // reads the simulator's payload feedback (turned on for its runs)
 	// install configures cfg to use the policy.
 	install func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error)
 }

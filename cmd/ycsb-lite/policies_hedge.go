@@ -24,6 +24,7 @@ func hedgedSpec(base policySpec) policySpec {
 		name:    base.name + hedgeSuffix,
 		help:    base.help + ", with adaptive budgeted hedging",
 		simOnly: base.simOnly,
+		payload: base.payload,
 		install: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
 			inst, err := base.install(env, cfg)
 			if err != nil {

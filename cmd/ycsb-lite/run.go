@@ -59,7 +59,7 @@ func (r *runner) compare(ctx context.Context) (*report.Report, error) {
 		Clients: o.clients, DemandSkew: o.demandSkew, Utilization: o.utilization,
 	}
 	if o.hosts == nil {
-		rep.Cluster = fmt.Sprintf("embedded sim, %d nodes, RF %d, W=%d, 1/mu=%v", o.nodes, o.rf, o.workers, o.serviceTime)
+		rep.Cluster = fmt.Sprintf("embedded sim, %d nodes, RF %d, W=%d, 1/mu=%v, %s", o.nodes, o.rf, o.workers, o.serviceTime, signalNote(o))
 	} else {
 		rep.Cluster = fmt.Sprintf("hosts %v, RF %d", o.hosts, o.rf)
 	}
@@ -99,7 +99,7 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 	var cl *sim.Cluster
 	if o.hosts == nil {
 		cl, err = sim.Start(ctx, sim.Config{
-			Nodes: o.nodes, Feedback: true, Seed: o.seed,
+			Nodes: o.nodes, Feedback: o.payloadFeedback || spec.payload, Seed: o.seed,
 			Model: sim.ServiceModel{Workers: o.workers, MeanService: o.serviceTime},
 		})
 		if err != nil {
@@ -313,6 +313,14 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 	}
 	_ = idx
 	return pr, nil
+}
+
+// signalNote says which server load signal the policies had.
+func signalNote(o *options) string {
+	if o.payloadFeedback {
+		return "payload feedback on (-payload-feedback; read by +payload policies), +poll = polled system_views.thread_pools"
+	}
+	return "payload feedback off except for +payload policies, +poll = polled system_views.thread_pools, other policies no server signal"
 }
 
 // writeSummary writes YCSB's summary lines to <out>/<policy>-<phase>.txt,
