@@ -17,15 +17,16 @@ import (
 )
 
 // defaultPolicies are the policies every cell compares: the product's
-// variants, the peers it must beat and the oracle that bounds what is
-// possible.
-const defaultPolicies = "tailroute,tailroute+hedge,tailroute-norate,tailroute-p2c,datastax,token-aware,host-pool,oracle"
+// variants (tailroute without a server signal, with polled server load and
+// with the simulator's payload feedback as rows of their own), the peers it
+// must beat and the oracle that bounds what is possible.
+const defaultPolicies = "tailroute,tailroute+poll,tailroute+payload,tailroute+hedge,tailroute-norate,tailroute-p2c,datastax,token-aware,host-pool,oracle"
 
 // Defaults and -quick sizes. defaultOps at ycsb-lite's default 1000 ops/s
-// (1500 and 2333 ops/s in the bimodal cells) makes the default suite (12
-// cells × 3 seeds × 7 policies) take about 28 min on the project's 2-core
-// machine: measured 58 s for steady and 27 s for bimodal-u70-t10ms per
-// seed (docs/bench.md).
+// (1500 and 2333 ops/s in the bimodal cells) made the suite (12 cells × 3
+// seeds × 8 policies) take about 28 min on the project's 2-core machine:
+// measured 58 s for steady and 27 s for bimodal-u70-t10ms per seed
+// (docs/bench.md); the 10 default policies take about 35 min.
 const (
 	defaultOps     = 8000
 	defaultSeeds   = 3
