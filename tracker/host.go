@@ -312,6 +312,9 @@ func (h *Host) View(now time.Duration) View {
 			v.QueueSize *= f
 		}
 	}
+	if hasLoad {
+		floorResponseTime(&v)
+	}
 	return v
 }
 

@@ -57,7 +57,9 @@ func (l *serverLoad) reset() {
 // below 5 %: the sample is dropped). View blends the sample into the
 // client's own estimates with it, so a stale sample fades into what the
 // client measures itself and never outweighs fresh latency data: q_s =
-// weight * q_sample, 1/mu_s = R_s + weight * (svc_sample - R_s).
+// weight * q_sample, 1/mu_s = R_s + weight * (svc_sample - R_s), and R_s is
+// raised to that 1/mu_s when below it (a response takes at least its
+// service time).
 func ServerLoadWeight(age, fresh time.Duration) float64 {
 	if fresh <= 0 {
 		return 0
@@ -69,6 +71,17 @@ func ServerLoadWeight(age, fresh time.Duration) float64 {
 		return 0
 	}
 	return math.Exp(-float64(age-fresh) / float64(fresh))
+}
+
+// floorResponseTime raises R_s to the server's 1/mu_s: a response takes at
+// least its service time, so an R_s below it is out of date (forgotten
+// toward the other hosts' mean while the host was idle, or measured before
+// the host slowed down). Without the floor an idle slow host scores as a
+// fast one (with qhat = 1, Psi_s = R_s whatever mu_s is).
+func floorResponseTime(v *View) {
+	if v.ServiceTime > v.ResponseTime {
+		v.ResponseTime = v.ServiceTime
+	}
 }
 
 // applyServerLoad blends the server-load sample into v (no payload

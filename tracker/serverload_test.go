@@ -66,6 +66,27 @@ func TestStaleServerLoadFadesIntoClientEstimates(t *testing.T) {
 	assert.Zero(t, h.View(clk.Now()).ServerLoadWeight)
 }
 
+// An idle host whose R_s was forgotten toward the other hosts' mean still
+// scores with at least its polled service time.
+func TestServerLoadFloorsResponseTime(t *testing.T) {
+	tr, clk := newTest(t, nil)
+	fast, slow := tr.Host("fast"), tr.Host("slow")
+	fast.Observe(4*time.Millisecond, Success)
+	slow.Observe(5*time.Millisecond, Success) // measured before it slowed down
+	slow.ServerLoad(clk.Now(), 0, 20*time.Millisecond, time.Second)
+	v := slow.View(clk.Now())
+	assert.InDelta(t, float64(20*time.Millisecond), v.ResponseTime, 1)
+	assert.InDelta(t, float64(20*time.Millisecond), v.ServiceTime, 1)
+	clk.Advance(3 * time.Second) // idle: R_s forgotten toward 4ms
+	slow.ServerLoad(clk.Now(), 0, 20*time.Millisecond, time.Second)
+	v = slow.View(clk.Now())
+	assert.InDelta(t, float64(20*time.Millisecond), v.ResponseTime, 1)
+	// The fast host's R_s is not touched by its own lower service time.
+	fast.ServerLoad(clk.Now(), 0, 2*time.Millisecond, time.Second)
+	vf := fast.View(clk.Now())
+	assert.Greater(t, vf.ResponseTime, vf.ServiceTime)
+}
+
 func TestServerLoadIgnoresNegativeQueue(t *testing.T) {
 	tr, clk := newTest(t, nil)
 	h := tr.Host("a")
