@@ -51,10 +51,13 @@ import (
 // A completed count lower than the previous sample's (the node restarted)
 // gives no rate: the sample becomes the new baseline. Each sample is stamped
 // with the midpoint of its poll and counts in full for 1.5 intervals; after
-// that it fades (tracker.ServerLoadWeight) and is dropped after 6 intervals,
-// so a host whose polls stop (slow, failing, down) falls back to the
-// client-side estimates (q_s = 0, 1/mu_s = R_s) and a stale sample never
-// outweighs fresh latency data.
+// that it fades and is dropped after 6 intervals, so a host whose polls stop
+// (slow, failing, down) falls back to the client-side estimates (q_s = 0,
+// 1/mu_s = R_s). Its weight also shrinks by (1-alpha) with every response
+// the client measures on the host after it (tracker.ServerLoadWeight): a
+// stale sample never outweighs fresh latency data, so the polls inform
+// mostly about hosts the client does not use (idle, avoided, slowed), which
+// its own measurements cannot.
 //
 // A host that answers Invalid or Unauthorized (Cassandra 3.x has no
 // system_views; a role without SELECT on it) is logged once through the

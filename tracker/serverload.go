@@ -14,6 +14,7 @@ type serverLoad struct {
 	svc   ewma          // 1/mu_s, nanoseconds
 	at    atomic.Int64  // clock time of the latest sample; 0 = none
 	fresh atomic.Int64  // age up to which a sample counts in full
+	seen  atomic.Uint64 // the host's observed attempts (Host.samples) at the sample
 }
 
 // serverLoadAlpha smooths successive 1/mu_s estimates: each is a rate over
@@ -39,6 +40,7 @@ func (h *Host) ServerLoad(at time.Duration, queue float64, serviceTime, fresh ti
 		h.load.svc.add(float64(serviceTime), serverLoadAlpha)
 	}
 	h.load.fresh.Store(int64(fresh))
+	h.load.seen.Store(h.samples.Load())
 	if at <= 0 {
 		at = 1 // 0 means "no sample"
 	}
@@ -54,12 +56,18 @@ func (l *serverLoad) reset() {
 // ServerLoadWeight is the weight a server-load sample of age age keeps in
 // the ranking when samples count in full up to fresh: 1 up to fresh, then
 // exp(-(age-fresh)/fresh), and 0 from 4*fresh on (the weight has fallen
-// below 5 %: the sample is dropped). View blends the sample into the
-// client's own estimates with it, so a stale sample fades into what the
-// client measures itself and never outweighs fresh latency data: q_s =
-// weight * q_sample, 1/mu_s = R_s + weight * (svc_sample - R_s), and R_s is
-// raised to that 1/mu_s when below it (a response takes at least its
-// service time).
+// below 5 %: the sample is dropped).
+//
+// View multiplies it by (1-alpha)^k, k the attempts the client measured on
+// the host since the sample (alpha the EWMA weight of R_s): the share of
+// R_s that is older than the sample. A host the client rarely uses (an
+// idle or avoided one) is known from its polls; a busy one from its fresh
+// latencies. View blends the sample into the client's own estimates with
+// that weight w, so a stale sample fades into what the client measures
+// itself and never outweighs fresh latency data: q_s = w * q_sample,
+// 1/mu_s = R_s + w * (svc_sample - R_s), and R_s is raised to that 1/mu_s
+// when below it (a response takes at least its service time). Below a
+// weight of 0.01 the sample is ignored.
 func ServerLoadWeight(age, fresh time.Duration) float64 {
 	if fresh <= 0 {
 		return 0
@@ -72,6 +80,9 @@ func ServerLoadWeight(age, fresh time.Duration) float64 {
 	}
 	return math.Exp(-float64(age-fresh) / float64(fresh))
 }
+
+// minServerLoadWeight: below it a sample is dropped.
+const minServerLoadWeight = 0.01
 
 // floorResponseTime raises R_s to the server's 1/mu_s: a response takes at
 // least its service time, so an R_s below it is out of date (forgotten
@@ -96,7 +107,12 @@ func (h *Host) applyServerLoad(v *View, now time.Duration) bool {
 		age = 0
 	}
 	w := ServerLoadWeight(age, time.Duration(h.load.fresh.Load()))
-	if w == 0 {
+	if k := h.samples.Load() - h.load.seen.Load(); k > 0 && w > 0 {
+		// k responses measured since the sample: R_s holds 1-(1-alpha)^k of
+		// fresher information, the sample keeps the rest.
+		w *= math.Pow(1-h.t.cfg.EWMAAlpha, float64(k))
+	}
+	if w < minServerLoadWeight {
 		return false
 	}
 	v.ServerLoadAge, v.ServerLoadWeight = age, w

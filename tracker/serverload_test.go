@@ -87,6 +87,30 @@ func TestServerLoadFloorsResponseTime(t *testing.T) {
 	assert.Greater(t, vf.ResponseTime, vf.ServiceTime)
 }
 
+// Responses measured after the sample take its weight over: R_s then
+// holds fresher information than the sample.
+func TestServerLoadYieldsToFresherLatencies(t *testing.T) {
+	tr, clk := newTest(t, nil)
+	h := tr.Host("a")
+	h.Observe(4*time.Millisecond, Success)
+	h.ServerLoad(clk.Now(), 6, 20*time.Millisecond, time.Second)
+	assert.Equal(t, 1.0, h.View(clk.Now()).ServerLoadWeight)
+	for range 10 {
+		h.Observe(4*time.Millisecond, Success)
+	}
+	v := h.View(clk.Now())
+	w := math.Pow(0.9, 10) // default EWMA alpha 0.1
+	assert.InDelta(t, w, v.ServerLoadWeight, 1e-9)
+	assert.InDelta(t, 6*w, v.QueueSize, 1e-9)
+	for range 40 {
+		h.Observe(4*time.Millisecond, Success)
+	}
+	v = h.View(clk.Now())
+	assert.Zero(t, v.ServerLoadWeight, "0.9^50 < 0.01: dropped")
+	assert.InDelta(t, float64(4*time.Millisecond), v.ResponseTime, 1)
+	assert.Equal(t, v.ResponseTime, v.ServiceTime)
+}
+
 func TestServerLoadIgnoresNegativeQueue(t *testing.T) {
 	tr, clk := newTest(t, nil)
 	h := tr.Host("a")
