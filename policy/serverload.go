@@ -54,10 +54,12 @@ import (
 // that it fades and is dropped after 6 intervals, so a host whose polls stop
 // (slow, failing, down) falls back to the client-side estimates (q_s = 0,
 // 1/mu_s = R_s). Its weight also shrinks by (1-alpha) with every response
-// the client measures on the host after it (tracker.ServerLoadWeight): a
-// stale sample never outweighs fresh latency data, so the polls inform
-// mostly about hosts the client does not use (idle, avoided, slowed), which
-// its own measurements cannot.
+// the client measures on the host after it (tracker.ServerLoadWeight), and
+// a polled 1/mu_s only counts when it is above the client's own R_s (then
+// R_s is raised to it): a stale sample never outweighs fresh latency data,
+// and the polls inform about what the client's own measurements cannot
+// see, the queue of other clients' requests and a host the client no
+// longer uses that has slowed down.
 //
 // A host that answers Invalid or Unauthorized (Cassandra 3.x has no
 // system_views; a role without SELECT on it) is logged once through the

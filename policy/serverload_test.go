@@ -334,7 +334,10 @@ func TestServerLoadHostDownMidPollAndRestart(t *testing.T) {
 	for i := 0; i < 300; i++ { // counters to reset
 		require.NoError(t, s.Query("INSERT INTO sld.usertable (y_id, field0) VALUES (?, 'v')", fmt.Sprint(i)).Exec())
 	}
-	require.Eventually(t, func() bool { return len(rec.of(victim)) >= 2 }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool {
+		smp := rec.of(victim)
+		return len(smp) >= 2 && smp[len(smp)-1].Completed > 0
+	}, 5*time.Second, 5*time.Millisecond, "the victim served some of the writes")
 	before := rec.of(victim)
 	close(arm)
 	require.NoError(t, <-stopped)

@@ -295,7 +295,6 @@ func (h *Host) View(now time.Duration) View {
 		v.ServiceTime = v.ResponseTime
 	}
 	v.SuccessRate = h.health.successRate(now, t.successFloor())
-	hasLoad := !v.HasFeedback && h.applyServerLoad(&v, now)
 	v.SinceResponse = now - time.Duration(h.lastResp.Load())
 	if v.InFlight > 0 {
 		v.Silence = h.silence(now, v.SinceResponse)
@@ -304,15 +303,13 @@ func (h *Host) View(now time.Duration) View {
 		if v.HasSamples {
 			prior := t.priorResponseTimeExcept(h)
 			v.ResponseTime = prior + (v.ResponseTime-prior)*f
-			if !v.HasFeedback && !hasLoad {
+			if !v.HasFeedback {
 				v.ServiceTime = v.ResponseTime
 			}
 		}
-		if !hasLoad {
-			v.QueueSize *= f
-		}
+		v.QueueSize *= f
 	}
-	if hasLoad {
+	if !v.HasFeedback && h.applyServerLoad(&v, now) {
 		floorResponseTime(&v)
 	}
 	return v

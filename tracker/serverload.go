@@ -64,10 +64,11 @@ func (l *serverLoad) reset() {
 // idle or avoided one) is known from its polls; a busy one from its fresh
 // latencies. View blends the sample into the client's own estimates with
 // that weight w, so a stale sample fades into what the client measures
-// itself and never outweighs fresh latency data: q_s = w * q_sample,
-// 1/mu_s = R_s + w * (svc_sample - R_s), and R_s is raised to that 1/mu_s
-// when below it (a response takes at least its service time). Below a
-// weight of 0.01 the sample is ignored.
+// itself and never outweighs fresh latency data: q_s = w * q_sample and,
+// only when svc_sample > R_s, 1/mu_s = R_s + w * (svc_sample - R_s) with
+// R_s raised to it (a response takes at least its service time); else
+// 1/mu_s = R_s as without a sample. Below a weight of 0.01 the sample is
+// ignored.
 func ServerLoadWeight(age, fresh time.Duration) float64 {
 	if fresh <= 0 {
 		return 0
@@ -117,8 +118,12 @@ func (h *Host) applyServerLoad(v *View, now time.Duration) bool {
 	}
 	v.ServerLoadAge, v.ServerLoadWeight = age, w
 	v.QueueSize = w * math.Float64frombits(h.load.queue.Load())
-	if s, ok := h.load.svc.get(); ok {
-		v.ServiceTime = v.ResponseTime + w*(s-v.ResponseTime)
+	if s, ok := h.load.svc.get(); ok && s > v.ServiceTime {
+		// Only a service time above the client's own estimate counts: the
+		// client's latencies cannot see a slowdown of a host it no longer
+		// uses, but a polled 1/mu_s below R_s would make that host look
+		// faster than its latencies say (C3's R_s - 1/mu_s + qhat^3/mu_s).
+		v.ServiceTime += w * (s - v.ServiceTime)
 	}
 	return true
 }

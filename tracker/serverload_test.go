@@ -81,10 +81,12 @@ func TestServerLoadFloorsResponseTime(t *testing.T) {
 	slow.ServerLoad(clk.Now(), 0, 20*time.Millisecond, time.Second)
 	v = slow.View(clk.Now())
 	assert.InDelta(t, float64(20*time.Millisecond), v.ResponseTime, 1)
-	// The fast host's R_s is not touched by its own lower service time.
+	// A service time below R_s changes nothing: 1/mu_s stays R_s.
 	fast.ServerLoad(clk.Now(), 0, 2*time.Millisecond, time.Second)
+	before := fast.View(clk.Now() - 1)
 	vf := fast.View(clk.Now())
-	assert.Greater(t, vf.ResponseTime, vf.ServiceTime)
+	assert.Equal(t, vf.ResponseTime, vf.ServiceTime)
+	assert.InDelta(t, before.ResponseTime, vf.ResponseTime, float64(time.Microsecond))
 }
 
 // Responses measured after the sample take its weight over: R_s then
