@@ -249,7 +249,7 @@ func (st *queryState) rankC3(c []core.Candidate) {
 		c[k].Score = p.score(v)
 		c[k].InFlight = v.Outstanding()
 		c[k].Busy = v.Busy(busyN, cfg.busyNoResponse)
-		c[k].Stale = v.InFlight == 0 && v.SinceResponse >= cfg.probeAfter && v.ServerLoadWeight < 1 // a fresh poll measures it
+		c[k].Stale = v.InFlight == 0 && v.SinceResponse >= cfg.probeAfter
 		if limited {
 			c[k].InRate = !p.stalled(v) && h.WithinRate(now)
 		}

@@ -38,9 +38,12 @@ import (
 // From each sample, over ReadStage and MutationStage (in Cassandra each has
 // its own workers; a node busy in either is slower):
 //
-//	q_s    = pending + active - os_s   (os_s: this client's own requests on
-//	                                     the host while the poll ran, which
-//	                                     C3 already counts in qhat)
+//	q_s    = pending + active - w*os_s (os_s: this client's requests on the
+//	                                     host while the poll ran; qhat =
+//	                                     1 + w*os_s + q_s already counts
+//	                                     w*os_s, C3's estimate of all
+//	                                     clients' requests, w the
+//	                                     ConcurrencyWeight)
 //	1/mu_s = mean(active) / X          (Little's law on the workers: X the
 //	                                     completed-task rate between two
 //	                                     samples, mean(active) the busy
@@ -53,13 +56,13 @@ import (
 // with the midpoint of its poll and counts in full for 1.5 intervals; after
 // that it fades and is dropped after 6 intervals, so a host whose polls stop
 // (slow, failing, down) falls back to the client-side estimates (q_s = 0,
-// 1/mu_s = R_s). Its weight also shrinks by (1-alpha) with every response
-// the client measures on the host after it (tracker.ServerLoadWeight), and
-// a polled 1/mu_s only counts when it is above the client's own R_s (then
-// R_s is raised to it): a stale sample never outweighs fresh latency data,
-// and the polls inform about what the client's own measurements cannot
-// see, the queue of other clients' requests and a host the client no
-// longer uses that has slowed down.
+// 1/mu_s = R_s). A sample is used only for a host the client has not
+// measured since it (tracker.ServerLoadWeight), and a polled 1/mu_s only
+// when above R_s (then R_s is raised to it): on a host the client uses, its
+// own latencies and os_s are fresher, so a stale sample never outweighs
+// fresh latency data. The polls tell about the hosts the client's own
+// measurements cannot: those it avoids or has left idle, e.g. whether a
+// host it left because it was slow still has a queue.
 //
 // A host that answers Invalid or Unauthorized (Cassandra 3.x has no
 // system_views; a role without SELECT on it) is logged once through the
@@ -141,7 +144,7 @@ type ThreadPoolSample struct {
 	Active    float64
 	Pending   float64
 	Completed int64
-	Own       float64 // this client's requests outstanding on the host during the poll (os_s)
+	Own       float64 // w*os_s: what C3's qhat already counts for the host during the poll
 }
 
 // loadEstimator turns successive samples of one host into q_s and 1/mu_s.
@@ -284,7 +287,7 @@ func (sl *serverLoadPoller) pollOnce(s *gocql.Session, e *hostEntry, est *loadEs
 		return !s.Closed()
 	}
 	smp.At = t0 + (t1-t0)/2
-	smp.Own = float64(own0+own1) / 2
+	smp.Own = sl.p.cfg.weight * float64(own0+own1) / 2
 	q, svc := est.add(smp)
 	e.h.ServerLoad(smp.At, q, svc, sl.interval*3/2)
 	sl.samples.Add(1)

@@ -58,17 +58,14 @@ func (l *serverLoad) reset() {
 // exp(-(age-fresh)/fresh), and 0 from 4*fresh on (the weight has fallen
 // below 5 %: the sample is dropped).
 //
-// View multiplies it by (1-alpha)^k, k the attempts the client measured on
-// the host since the sample (alpha the EWMA weight of R_s): the share of
-// R_s that is older than the sample. A host the client rarely uses (an
-// idle or avoided one) is known from its polls; a busy one from its fresh
-// latencies. View blends the sample into the client's own estimates with
-// that weight w, so a stale sample fades into what the client measures
-// itself and never outweighs fresh latency data: q_s = w * q_sample and,
-// only when svc_sample > R_s, 1/mu_s = R_s + w * (svc_sample - R_s) with
-// R_s raised to it (a response takes at least its service time); else
-// 1/mu_s = R_s as without a sample. Below a weight of 0.01 the sample is
-// ignored.
+// View uses a sample only for a host the client has not measured since the
+// sample (no attempt observed after it: a host it avoids or that is idle),
+// because on a host it uses its own latencies and os_s are fresher; so a
+// stale sample never outweighs fresh latency data. View blends the sample
+// into the client's estimates with this weight w: q_s = w * q_sample and,
+// when svc_sample > R_s, 1/mu_s = R_s + w * (svc_sample - R_s) with R_s
+// raised to it (a response takes at least its service time); else 1/mu_s =
+// R_s as without a sample. Below a weight of 0.01 the sample is ignored.
 func ServerLoadWeight(age, fresh time.Duration) float64 {
 	if fresh <= 0 {
 		return 0
@@ -108,10 +105,10 @@ func (h *Host) applyServerLoad(v *View, now time.Duration) bool {
 		age = 0
 	}
 	w := ServerLoadWeight(age, time.Duration(h.load.fresh.Load()))
-	if k := h.samples.Load() - h.load.seen.Load(); k > 0 && w > 0 {
-		// k responses measured since the sample: R_s holds 1-(1-alpha)^k of
-		// fresher information, the sample keeps the rest.
-		w *= math.Pow(1-h.t.cfg.EWMAAlpha, float64(k))
+	if h.samples.Load() != h.load.seen.Load() {
+		// The client has measured the host since the sample: its own
+		// latencies and os_s are fresher than the sample.
+		return false
 	}
 	if w < minServerLoadWeight {
 		return false
@@ -119,10 +116,9 @@ func (h *Host) applyServerLoad(v *View, now time.Duration) bool {
 	v.ServerLoadAge, v.ServerLoadWeight = age, w
 	v.QueueSize = w * math.Float64frombits(h.load.queue.Load())
 	if s, ok := h.load.svc.get(); ok && s > v.ServiceTime {
-		// Only a service time above the client's own estimate counts: the
-		// client's latencies cannot see a slowdown of a host it no longer
-		// uses, but a polled 1/mu_s below R_s would make that host look
-		// faster than its latencies say (C3's R_s - 1/mu_s + qhat^3/mu_s).
+		// Only above R_s: a polled 1/mu_s below it would make the host
+		// look faster than its latencies said (C3's R_s - 1/mu_s +
+		// qhat^3/mu_s).
 		v.ServiceTime += w * (s - v.ServiceTime)
 	}
 	return true
