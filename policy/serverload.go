@@ -56,8 +56,9 @@ import (
 // with the midpoint of its poll and counts in full for 1.5 intervals; after
 // that it fades and is dropped after 6 intervals, so a host whose polls stop
 // (slow, failing, down) falls back to the client-side estimates (q_s = 0,
-// 1/mu_s = R_s). A sample is used only for a host the client has not
-// measured since it (tracker.ServerLoadWeight), and a polled 1/mu_s only
+// 1/mu_s = R_s). A sample is used only for a host the client does not
+// measure itself: nothing observed since the sample, nothing outstanding,
+// no response for 1.5 intervals (tracker.ServerLoadWeight), and a polled 1/mu_s only
 // when above R_s (then R_s is raised to it): on a host the client uses, its
 // own latencies and os_s are fresher, so a stale sample never outweighs
 // fresh latency data. The polls tell about the hosts the client's own

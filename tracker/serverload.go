@@ -58,10 +58,11 @@ func (l *serverLoad) reset() {
 // exp(-(age-fresh)/fresh), and 0 from 4*fresh on (the weight has fallen
 // below 5 %: the sample is dropped).
 //
-// View uses a sample only for a host the client has not measured since the
-// sample (no attempt observed after it: a host it avoids or that is idle),
-// because on a host it uses its own latencies and os_s are fresher; so a
-// stale sample never outweighs fresh latency data. View blends the sample
+// View uses a sample only for a host the client does not measure itself:
+// no attempt observed since the sample, none outstanding and no response
+// within fresh (a host it avoids or has left idle). On a host it uses, its
+// own latencies and os_s are fresher, so a stale sample never outweighs
+// fresh latency data. View blends the sample
 // into the client's estimates with this weight w: q_s = w * q_sample and,
 // when svc_sample > R_s, 1/mu_s = R_s + w * (svc_sample - R_s) with R_s
 // raised to it (a response takes at least its service time); else 1/mu_s =
@@ -104,10 +105,12 @@ func (h *Host) applyServerLoad(v *View, now time.Duration) bool {
 	if age < 0 {
 		age = 0
 	}
-	w := ServerLoadWeight(age, time.Duration(h.load.fresh.Load()))
-	if h.samples.Load() != h.load.seen.Load() {
-		// The client has measured the host since the sample: its own
-		// latencies and os_s are fresher than the sample.
+	fresh := time.Duration(h.load.fresh.Load())
+	w := ServerLoadWeight(age, fresh)
+	if h.samples.Load() != h.load.seen.Load() || v.InFlight > 0 || v.SinceResponse < fresh {
+		// The client measures the host itself (a response since the
+		// sample or within the sample's fresh period, or requests
+		// outstanding): its own latencies and os_s are fresher.
 		return false
 	}
 	if w < minServerLoadWeight {

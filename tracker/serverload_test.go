@@ -26,6 +26,7 @@ func TestStaleServerLoadFadesIntoClientEstimates(t *testing.T) {
 	h := tr.Host("a")
 	h.Observe(2*time.Millisecond, Success) // R_s = 2ms
 	const fresh = 100 * time.Millisecond
+	clk.Advance(fresh) // not heard from for fresh: the client does not measure it
 	h.ServerLoad(clk.Now(), 12, 8*time.Millisecond, fresh)
 
 	v := h.View(clk.Now())
@@ -73,6 +74,8 @@ func TestServerLoadFloorsResponseTime(t *testing.T) {
 	fast, slow := tr.Host("fast"), tr.Host("slow")
 	fast.Observe(4*time.Millisecond, Success)
 	slow.Observe(5*time.Millisecond, Success) // measured before it slowed down
+	clk.Advance(time.Second)
+	fast.Observe(4*time.Millisecond, Success)
 	slow.ServerLoad(clk.Now(), 0, 20*time.Millisecond, time.Second)
 	v := slow.View(clk.Now())
 	assert.InDelta(t, float64(20*time.Millisecond), v.ResponseTime, 1)
@@ -96,6 +99,9 @@ func TestServerLoadYieldsToFresherLatencies(t *testing.T) {
 	h := tr.Host("a")
 	h.Observe(4*time.Millisecond, Success)
 	h.ServerLoad(clk.Now(), 6, 20*time.Millisecond, time.Second)
+	assert.Zero(t, h.View(clk.Now()).ServerLoadWeight, "a response within fresh: the client measures the host")
+	clk.Advance(time.Second)
+	h.ServerLoad(clk.Now(), 6, 20*time.Millisecond, time.Second)
 	v := h.View(clk.Now())
 	assert.Equal(t, 1.0, v.ServerLoadWeight)
 	assert.Equal(t, 6.0, v.QueueSize)
@@ -105,8 +111,11 @@ func TestServerLoadYieldsToFresherLatencies(t *testing.T) {
 	assert.Zero(t, v.QueueSize)
 	assert.InDelta(t, float64(4*time.Millisecond), v.ResponseTime, 1)
 	assert.Equal(t, v.ResponseTime, v.ServiceTime)
-	h.ServerLoad(clk.Now(), 2, 20*time.Millisecond, time.Second) // the next poll counts again
+	clk.Advance(time.Second)
+	h.ServerLoad(clk.Now(), 2, 20*time.Millisecond, time.Second) // the next poll after a silence counts again
 	assert.Equal(t, 2.0, h.View(clk.Now()).QueueSize)
+	h.Begin() // a request outstanding: the client is measuring it
+	assert.Zero(t, h.View(clk.Now()).QueueSize)
 }
 
 func TestServerLoadIgnoresNegativeQueue(t *testing.T) {
