@@ -80,6 +80,7 @@ type config struct {
 	tracker        tracker.Config
 	feedbackQ      string
 	feedbackST     string
+	serverLoad     time.Duration // WithServerLoad interval; 0 = off
 
 	keyspaceMetadata func(string) (*gocql.KeyspaceMetadata, error) // test hook
 

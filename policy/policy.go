@@ -50,6 +50,9 @@ type Policy struct {
 	abandoned  atomic.Uint64
 	noReplicas atomic.Uint64
 	lateSeen   atomic.Bool // gocql's own speculative execution seen (see queryState)
+
+	load  *serverLoadPoller // WithServerLoad; nil = off
+	polls atomic.Int64      // poll queries in flight (Pick checks for them)
 }
 
 // hostTable is an immutable snapshot of the hosts, the ring and the replica
@@ -106,6 +109,9 @@ func New(opts ...Option) (*Policy, error) {
 	p.tbl.Store(&hostTable{byID: map[string]int32{}, ks: map[string]*ksEntry{}})
 	dc := cfg.localDC
 	p.localDC.Store(&dc)
+	if cfg.serverLoad > 0 {
+		p.load = newServerLoadPoller(p, cfg.serverLoad)
+	}
 	return p, nil
 }
 
@@ -374,11 +380,16 @@ func (p *Policy) rebuildLocked() {
 // executor; speculative.Policy, the supported way to hedge, takes a fresh
 // plan instead of calling this one then. gocql's own speculative execution
 // is detected at its first late call, after which idempotent states are not
-// pooled; WithDriverSpeculation does so from the start. Wrappers that call the iterator themselves must follow the same
-// rule, give back a host they pulled but do not use with
+// pooled; WithDriverSpeculation does so from the start. Wrappers that call
+// the iterator themselves must follow the same rule, give back a host they pulled but do not use with
 // Mark(context.Canceled), and not use a SelectedHost after its last Mark
 // (read Info before).
 func (p *Policy) Pick(qry gocql.ExecutableQuery) gocql.NextHost {
+	if qry != nil && p.polls.Load() > 0 {
+		if next := p.pollPlan(qry); next != nil {
+			return next // the policy's own server-load poll (serverload.go)
+		}
+	}
 	t := p.tbl.Load()
 	seq := qry != nil && !qry.IsIdempotent()
 	var st *queryState

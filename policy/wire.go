@@ -91,6 +91,9 @@ func (p *Policy) Init(s *gocql.Session) {
 		f := s.KeyspaceMetadata
 		p.getKS.Store(&f)
 	}
+	if p.load != nil {
+		p.load.start(s)
+	}
 }
 
 func (p *Policy) refuse() {

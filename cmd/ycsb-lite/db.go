@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gocql/gocql"
+	"github.com/tailroute/tailroute/policy"
 	"github.com/tailroute/tailroute/ycsb"
 )
 
@@ -150,8 +151,8 @@ func (h *hostCounter) ObserveQuery(ctx context.Context, q gocql.ObservedQuery) {
 	if h.next != nil {
 		h.next.ObserveQuery(ctx, q)
 	}
-	if !h.on.Load() || q.Host == nil {
-		return
+	if !h.on.Load() || q.Host == nil || policy.IsServerLoadPoll(ctx) {
+		return // polls of server load are not user requests
 	}
 	ip := q.Host.ConnectAddress().String()
 	h.mu.RLock()
