@@ -89,9 +89,13 @@
 //	                            until the host answers a later request, and
 //	                            their elapsed time raises R_s when above it
 //	RecordFeedback(iter)        EWMA of server-reported q_s and 1/mu_s
+//	WithServerLoad (opt-in)     q_s and 1/mu_s polled from each host's
+//	                            system_views.thread_pools (Cassandra 4.0+),
+//	                            faded with the sample's age; see
+//	                            serverload.go for the derivation and cost
 //	HostDown / HostUp           skip / clean slate (stats reset, os_s reset)
 //
-// Without server feedback C3 uses client-side estimates: 1/mu_s falls back to
+// Without server feedback or polled server load C3 uses client-side estimates: 1/mu_s falls back to
 // R_s (the whole response time is taken as service time) and q_s to 0, so
 // Psi_s = qhat^3 * R_s with qhat = 1 + os_s*w. A host without samples is
 // scored with the cluster-wide R EWMA.

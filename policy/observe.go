@@ -20,6 +20,9 @@ type observer struct {
 }
 
 func (o *observer) ObserveQuery(ctx context.Context, q gocql.ObservedQuery) {
+	if o.p.r.IsPoll(ctx) {
+		return // the policy's own server-load poll: not user traffic, not passed on
+	}
 	o.p.observe(ctx, q.Host, q.Start, q.End, q.Err)
 	if o.next != nil {
 		o.next.ObserveQuery(ctx, q)
@@ -44,7 +47,7 @@ func (p *Policy) Observer() interface {
 }
 
 func (p *Policy) observe(ctx context.Context, host *gocql.HostInfo, start, end time.Time, err error) {
-	if host == nil {
+	if host == nil || p.r.IsPoll(ctx) {
 		return
 	}
 	p.r.Observe(host, end.Sub(start), classify(ctx, err))

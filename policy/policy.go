@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"sync/atomic"
 	"time"
 
@@ -23,12 +24,15 @@ type Policy struct {
 	wired   atomic.Pointer[gocql.ClusterConfig] // set once by Wire
 	session atomic.Pointer[gocql.Session]       // the session served (Init)
 	refused atomic.Pointer[error]               // set when a second session shares the policy
+
+	// pollQuery runs one server-load poll (queryThreadPools; tests replace it).
+	pollQuery func(ctx context.Context, s *gocql.Session, host *gocql.HostInfo, id string) (ThreadPoolSample, error)
 }
 
 // New returns a Policy. Options are validated once; an invalid option yields
 // an error naming the option, the field, the value and the allowed range.
 func New(opts ...Option) (*Policy, error) {
-	p := &Policy{}
+	p := &Policy{pollQuery: queryThreadPools}
 	r, err := route.New[*gocql.HostInfo, gocql.SelectedHost](route.Hooks{
 		Classify: func(err error) tracker.Outcome { return classify(nil, err) },
 		Logf:     p.logf,
@@ -133,6 +137,11 @@ type Counters = route.Counters
 // give back a host they pulled but do not use with Mark(context.Canceled),
 // and not use a SelectedHost after its last Mark (read Info before).
 func (p *Policy) Pick(qry gocql.ExecutableQuery) gocql.NextHost {
+	if qry != nil && p.r.Polling() {
+		if next := p.r.PollPlan(qry.Context()); next != nil {
+			return next // the policy's own server-load poll (serverload.go)
+		}
+	}
 	return p.r.Pick(p.query(qry))
 }
 

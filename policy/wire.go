@@ -86,6 +86,7 @@ func (p *Policy) Init(s *gocql.Session) {
 		}
 	}
 	p.r.SetKeyspaceFunc(keyspaceFunc(s.KeyspaceMetadata))
+	p.startServerLoad(s)
 }
 
 func (p *Policy) refuse() {

@@ -17,6 +17,16 @@
 //   - system_schema.keyspaces/tables/columns from the live schema;
 //     views/types/functions/aggregates/indexes/triggers as empty results of
 //     the right shape. Equality filters and LIMIT work on all of them.
+//   - system_views.thread_pools as Cassandra 4.0 has it (name, active_tasks,
+//     active_tasks_limit, pending_tasks, completed_tasks, blocked_tasks,
+//     blocked_tasks_all_time), each node answering for itself from its queue
+//     model: rows ReadStage (SELECTs) and MutationStage (writes) with
+//     pending = queued requests, active = requests in service,
+//     active_tasks_limit = W (the workers are shared by both stages),
+//     completed = served since the node (re)started; the virtual keyspaces
+//     are described in system_virtual_schema.keyspaces/tables/columns, not
+//     in system_schema (as in Cassandra 4.0). Node.SetVirtualTables(false)
+//     makes a node answer Invalid there, like Cassandra 3.x.
 //   - USE, CREATE KEYSPACE [IF NOT EXISTS] with SimpleStrategy or
 //     NetworkTopologyStrategy, CREATE TABLE [IF NOT EXISTS], DROP, TRUNCATE.
 //   - On tables with one partition-key column and no clustering columns

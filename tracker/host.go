@@ -74,6 +74,8 @@ type Host struct {
 	orphanedSent atomic.Int64 // latest send time among them
 	orphanedAt   atomic.Int64 // clock time of the latest orphaning
 
+	load serverLoad // polled server load (ServerLoad)
+
 	hist   rollingHist
 	health healthBuckets
 	rate   rateCtl
@@ -280,6 +282,7 @@ func (h *Host) Reset() {
 	h.resp.reset()
 	h.svc.reset()
 	h.queue.reset()
+	h.load.reset()
 	h.samples.Store(0)
 	h.hist.reset(now)
 	h.health.reset(now)
@@ -312,6 +315,12 @@ type View struct {
 	// client will see, so they do not make Silence); rankers add them to
 	// the outstanding count (os_s) of the C3 score.
 	Orphaned int64
+	// ServerLoadWeight is the weight (0..1) of the polled server-load sample
+	// in QueueSize and ServiceTime (see Host.ServerLoad and
+	// ServerLoadWeight); 0 without a usable sample or with payload feedback.
+	// ServerLoadAge is that sample's age.
+	ServerLoadWeight float64
+	ServerLoadAge    time.Duration
 }
 
 // View reads the host's ranking inputs at time now.
@@ -343,6 +352,9 @@ func (h *Host) View(now time.Duration) View {
 			}
 		}
 		v.QueueSize *= f
+	}
+	if !v.HasFeedback && h.applyServerLoad(&v, now) {
+		floorResponseTime(&v)
 	}
 	return v
 }
@@ -461,6 +473,14 @@ type HostSnapshot struct {
 	TotalMeasured uint64
 	TotalLatency  time.Duration
 	TotalErrors   uint64
+
+	// ServerQueue and ServerServiceTime are the latest polled server-load
+	// sample (q_s, smoothed 1/mu_s; see Host.ServerLoad) and ServerLoadAge
+	// its age; HasServerLoad is false before the first sample.
+	ServerQueue       float64
+	ServerServiceTime time.Duration
+	ServerLoadAge     time.Duration
+	HasServerLoad     bool
 }
 
 // Snapshot returns a copy of the host's state.
@@ -473,6 +493,13 @@ func (h *Host) Snapshot() HostSnapshot {
 	if v, ok := h.svc.get(); ok {
 		s.ServiceTime, s.HasFeedback = time.Duration(v), true
 		s.QueueSize, _ = h.queue.get()
+	}
+	if at := h.load.at.Load(); at != 0 {
+		s.HasServerLoad, s.ServerLoadAge = true, now-time.Duration(at)
+		s.ServerQueue = math.Float64frombits(h.load.queue.Load())
+		if v, ok := h.load.svc.get(); ok {
+			s.ServerServiceTime = time.Duration(v)
+		}
 	}
 	s.Samples = h.samples.Load()
 	s.Responses, s.Successes = h.health.counts(now)

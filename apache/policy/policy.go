@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"sync/atomic"
 	"time"
 
@@ -26,12 +27,15 @@ type Policy struct {
 	wired   atomic.Pointer[gocql.ClusterConfig] // set once by Wire
 	session atomic.Pointer[gocql.Session]       // the session served (Init)
 	refused atomic.Pointer[error]               // set when a second session shares the policy
+
+	// pollQuery runs one server-load poll (queryThreadPools; tests replace it).
+	pollQuery func(ctx context.Context, s *gocql.Session, host *gocql.HostInfo, id string) (ThreadPoolSample, error)
 }
 
 // New returns a Policy. Options are validated once; an invalid option yields
 // an error naming the option, the field, the value and the allowed range.
 func New(opts ...Option) (*Policy, error) {
-	p := &Policy{}
+	p := &Policy{pollQuery: queryThreadPools}
 	r, err := route.New[*gocql.HostInfo, gocql.SelectedHost](route.Hooks{
 		Classify: func(err error) tracker.Outcome { return classify(nil, err) },
 		Logf:     p.logf,

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -29,14 +31,39 @@ import (
 // and skips the unhealthy rule); our runs start every node at once, so it
 // would never act. DC failover is not ported either.
 //
-// Where the driver reads a node's in-flight count from its connection pool
-// and records responses in its request tracker (onNodeSuccess/onNodeError),
-// gocql offers neither, so this policy counts for itself: a host is in
-// flight from the moment NextHost hands it out until its first Mark (gocql
-// marks every attempt, success or error); the last two Mark times are the
-// response record. A host gocql skips without an attempt (it went down
-// between plan and send) is never marked, so HostUp/HostDown/RemoveHost
-// reset its count; a retry on the same host is not counted again.
+// In flight and responses as the Java driver counts them. The driver reads
+// a node's in-flight count from its connection pool: a request holds its
+// stream id from write until the node's response, also after a client
+// timeout or a cancelled (speculative) execution, whose stream id stays
+// orphaned until the response comes. Responses (success or error from the
+// node) are recorded by the policy's RequestTracker (onNodeSuccess,
+// onNodeError); a client timeout or a cancelled execution is not a response.
+// gocql offers neither, so the policy counts for itself, through the query
+// observer that install chains in (wireDatastax), which sees each attempt's
+// real error (gocql Marks a cancelled attempt with nil):
+//
+//   - a host is in flight from the moment NextHost hands it out until its
+//     attempt ends; an attempt that ends with a response (nil, not found,
+//     any error the node sent) records a response time;
+//   - an attempt that ends without a response (context cancelled or expired,
+//     gocql's ErrTimeoutNoResponse) stays in flight as an orphan until the
+//     node answers a request sent after it (a node serves in order) or, as
+//     gocql cannot tell when the late response arrives, until it has had
+//     twice its elapsed time or twice the node's mean response time more,
+//     whichever is longer, at most the session timeout;
+//   - an attempt that fails on the connection ends its in-flight count and,
+//     as the driver's onNodeError, records a response time.
+//
+// Without the observer (a bare policy) Mark is the end of the attempt and
+// every Mark a response. A host gocql skips without an attempt (it went down
+// between plan and send) is never observed, so HostUp/HostDown/RemoveHost
+// reset its count.
+//
+// What still differs from the driver: the orphans' release time is
+// estimated (the driver sees the response); the in-flight count includes the
+// time between hand-out and write, where the driver counts from the write
+// (microseconds with a connection at hand); the newly-up rule and DC
+// failover are not ported (see above).
 //
 // The replica set comes from gocql's token-aware policy over a round robin
 // of the local DC (every host when localDC is ""), the same token metadata
@@ -53,16 +80,30 @@ type datastaxPolicy struct {
 	now         func() time.Duration // monotonic clock; tests replace it
 	minInFlight int64                // busy threshold, the driver's MAX_IN_FLIGHT_THRESHOLD = 10
 	window      time.Duration        // RESPONSE_COUNT_RESET_INTERVAL, 200 ms
+	observed    atomic.Bool          // wireDatastax installed the observer: it ends attempts, not Mark
+	maxOrphan   time.Duration        // longest an orphan stays in flight (the session timeout)
 }
 
 // dsHost is the driver's per-node state: requests in flight and the times of
 // the last two responses.
 type dsHost struct {
-	inFlight atomic.Int64
+	inFlight atomic.Int64 // handed out, attempt not ended
 	mu       sync.Mutex
 	n        int              // responses recorded, up to 2
 	last     [2]time.Duration // [0] the older, [1] the newer
+	meanResp float64          // EWMA of response times (ns), for the orphans' release estimate
+	orphans  []dsOrphan       // attempts that ended without a response (under mu)
 }
+
+// dsOrphan is an attempt the client stopped waiting for: in flight until
+// the node answers a later request or until releaseAt.
+type dsOrphan struct {
+	sent, releaseAt time.Duration
+}
+
+// maxOrphans bounds a host's orphan list (the driver closes a channel with
+// too many orphaned stream ids).
+const maxOrphans = 1024
 
 // newDatastaxPolicy returns the policy; localDC "" treats every host as
 // local. seed fixes the replica shuffle.
@@ -79,6 +120,7 @@ func newDatastaxPolicy(localDC string, seed int64) *datastaxPolicy {
 		now:                 func() time.Duration { return time.Since(start) },
 		minInFlight:         10,
 		window:              200 * time.Millisecond,
+		maxOrphan:           5 * time.Second,
 	}
 }
 
@@ -107,7 +149,120 @@ func (p *datastaxPolicy) host(h *gocql.HostInfo) *dsHost {
 }
 
 // reset forgets a host's in-flight count (see the type's comment).
-func (p *datastaxPolicy) reset(h *gocql.HostInfo) { p.host(h).inFlight.Store(0) }
+func (p *datastaxPolicy) reset(h *gocql.HostInfo) {
+	s := p.host(h)
+	s.inFlight.Store(0)
+	s.mu.Lock()
+	s.orphans = s.orphans[:0]
+	s.mu.Unlock()
+}
+
+// inFlight is the driver's getInFlight: attempts not ended plus orphans
+// not yet released at now.
+func (p *datastaxPolicy) inFlight(s *dsHost, now time.Duration) int64 {
+	n := s.inFlight.Load()
+	s.mu.Lock()
+	k := 0
+	for _, o := range s.orphans {
+		if o.releaseAt > now {
+			s.orphans[k] = o
+			k++
+		}
+	}
+	s.orphans = s.orphans[:k]
+	n += int64(k)
+	s.mu.Unlock()
+	return n
+}
+
+// endAttempt ends one attempt's in-flight count (never below zero).
+func endAttempt(s *dsHost) {
+	for {
+		v := s.inFlight.Load()
+		if v <= 0 || s.inFlight.CompareAndSwap(v, v-1) {
+			return
+		}
+	}
+}
+
+// observe ends one attempt of host h sent at sent (clock time) after
+// elapsed, with its real error (see the type's comment).
+func (p *datastaxPolicy) observe(ctx context.Context, h *gocql.HostInfo, elapsed time.Duration, err error) {
+	if h == nil {
+		return
+	}
+	s := p.host(h)
+	now := p.now()
+	sent := now - elapsed
+	endAttempt(s)
+	if noResponse(ctx, err) {
+		wait := max(2*elapsed, time.Duration(2*s.meanRespLoad()))
+		s.mu.Lock()
+		if len(s.orphans) < maxOrphans {
+			s.orphans = append(s.orphans, dsOrphan{sent: sent, releaseAt: now + min(wait, p.maxOrphan)})
+		}
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Lock()
+	if s.meanResp == 0 {
+		s.meanResp = float64(elapsed)
+	} else {
+		s.meanResp += 0.1 * (float64(elapsed) - s.meanResp)
+	}
+	k := 0
+	for _, o := range s.orphans {
+		if o.sent > sent { // sent after this request: not known to be answered
+			s.orphans[k] = o
+			k++
+		}
+	}
+	s.orphans = s.orphans[:k]
+	s.mu.Unlock()
+	p.responded(s)
+}
+
+func (s *dsHost) meanRespLoad() float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.meanResp
+}
+
+// noResponse reports an attempt that ended without the node's response:
+// the caller gave up (context) or gocql's client-side timeout.
+func noResponse(ctx context.Context, err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, gocql.ErrTimeoutNoResponse) {
+		return true
+	}
+	return ctx != nil && ctx.Err() != nil
+}
+
+// dsObserver is the query observer wireDatastax chains in.
+type dsObserver struct {
+	p    *datastaxPolicy
+	next gocql.QueryObserver
+}
+
+func (o dsObserver) ObserveQuery(ctx context.Context, q gocql.ObservedQuery) {
+	o.p.observe(ctx, q.Host, q.End.Sub(q.Start), q.Err)
+	if o.next != nil {
+		o.next.ObserveQuery(ctx, q)
+	}
+}
+
+// wireDatastax installs p and its observer (chained before any observer
+// already set) into cfg; the session's timeout bounds orphans.
+func wireDatastax(cfg *gocql.ClusterConfig, p *datastaxPolicy) {
+	cfg.PoolConfig.HostSelectionPolicy = p
+	cfg.QueryObserver = dsObserver{p: p, next: cfg.QueryObserver}
+	if cfg.Timeout > 0 {
+		p.maxOrphan = cfg.Timeout
+	}
+	p.observed.Store(true)
+}
 
 func (p *datastaxPolicy) HostUp(h *gocql.HostInfo) {
 	p.reset(h)
@@ -142,7 +297,7 @@ func (p *datastaxPolicy) responded(s *dsHost) {
 // and an insufficient response rate (fewer than two responses, or the older
 // of the last two is more than window ago).
 func (p *datastaxPolicy) unhealthy(s *dsHost, now time.Duration) bool {
-	if s.inFlight.Load() < p.minInFlight {
+	if p.inFlight(s, now) < p.minInFlight {
 		return false
 	}
 	s.mu.Lock()
@@ -190,7 +345,7 @@ func (p *datastaxPolicy) order(replicas []gocql.SelectedHost) {
 		copy(replicas, reordered)
 		copy(states, rs)
 	}
-	if states[0].inFlight.Load() > states[1].inFlight.Load() {
+	if p.inFlight(states[0], now) > p.inFlight(states[1], now) {
 		replicas[0], replicas[1] = replicas[1], replicas[0]
 	}
 }
@@ -224,8 +379,9 @@ func (p *datastaxPolicy) Pick(q gocql.ExecutableQuery) gocql.NextHost {
 	}
 }
 
-// dsSelected ends its host's in-flight request at the first Mark; every
-// Mark is a response.
+// dsSelected: without the observer (see wireDatastax) the first Mark ends
+// its host's in-flight request and every Mark is a response; with it, Mark
+// does nothing of its own.
 type dsSelected struct {
 	gocql.SelectedHost
 	p    *datastaxPolicy
@@ -234,10 +390,12 @@ type dsSelected struct {
 }
 
 func (d *dsSelected) Mark(err error) {
-	if d.done.CompareAndSwap(false, true) {
-		d.s.inFlight.Add(-1)
+	if !d.p.observed.Load() {
+		if d.done.CompareAndSwap(false, true) {
+			d.s.inFlight.Add(-1)
+		}
+		d.p.responded(d.s)
 	}
-	d.p.responded(d.s)
 	d.SelectedHost.Mark(err)
 }
 
@@ -246,7 +404,7 @@ func init() {
 		name: "datastax",
 		help: "port of the DataStax Java driver 4.x DefaultLoadBalancingPolicy: shuffled replicas, busy-replica avoidance, P2C on in-flight counts",
 		install: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
-			cfg.PoolConfig.HostSelectionPolicy = newDatastaxPolicy("", env.seed)
+			wireDatastax(cfg, newDatastaxPolicy("", env.seed))
 			return installed{}, nil
 		},
 	})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"net"
 	"testing"
 	"time"
@@ -214,6 +215,75 @@ func TestDatastaxInFlightAccounting(t *testing.T) {
 	p.Pick(nil)()
 	p.reset(rs[0])
 	if got := s.inFlight.Load(); got != 0 {
+		t.Fatalf("in flight after reset %d, want 0", got)
+	}
+}
+
+// With the observer (wireDatastax) an attempt is in flight until the node's
+// response: a cancelled attempt or a client timeout is not a response and
+// stays in flight as an orphan until the node answers a later request, or
+// until its estimated release time.
+func TestDatastaxObservedInFlightUntilResponse(t *testing.T) {
+	p, rs, clock := testDatastax(1, 0)
+	cfg := gocql.NewCluster("127.0.0.1")
+	cfg.Timeout = time.Second
+	wireDatastax(cfg, p)
+	if cfg.PoolConfig.HostSelectionPolicy != p || cfg.QueryObserver == nil || p.maxOrphan != time.Second {
+		t.Fatal("wireDatastax did not install the policy and its observer")
+	}
+	s := p.host(rs[0])
+	attempt := func(elapsed time.Duration, err error) {
+		h := p.Pick(nil)()
+		*clock += elapsed
+		cfg.QueryObserver.ObserveQuery(context.Background(), gocql.ObservedQuery{Host: rs[0], Start: time.Now().Add(-elapsed), End: time.Now(), Err: err})
+		h.Mark(nil) // gocql marks a cancelled attempt with nil: must change nothing
+	}
+	attempt(30*time.Millisecond, context.Canceled)
+	attempt(40*time.Millisecond, gocql.ErrTimeoutNoResponse)
+	if got := p.inFlight(s, p.now()); got != 2 {
+		t.Fatalf("in flight after a cancelled attempt and a client timeout %d, want 2 (orphans until the response)", got)
+	}
+	if s.n != 0 {
+		t.Fatalf("responses recorded %d, want 0: a cancelled attempt or a timeout is not a response", s.n)
+	}
+	// A response to a request sent after both releases them.
+	attempt(time.Millisecond, nil)
+	if got := p.inFlight(s, p.now()); got != 0 {
+		t.Fatalf("in flight after a later response %d, want 0", got)
+	}
+	if s.n != 1 {
+		t.Fatalf("responses %d, want 1", s.n)
+	}
+	// An error the node sent is a response too.
+	attempt(time.Millisecond, &gocql.RequestErrReadTimeout{})
+	if s.n != 2 {
+		t.Fatalf("responses %d, want 2 (node error is a response)", s.n)
+	}
+	// Without a later response an orphan is released after twice its elapsed
+	// time or twice the node's mean response time, whichever is longer.
+	attempt(50*time.Millisecond, context.DeadlineExceeded)
+	if got := p.inFlight(s, p.now()); got != 1 {
+		t.Fatalf("in flight %d, want 1", got)
+	}
+	*clock += 99 * time.Millisecond
+	if got := p.inFlight(s, p.now()); got != 1 {
+		t.Fatalf("in flight 99ms after the cancel %d, want 1", got)
+	}
+	*clock += 2 * time.Millisecond
+	if got := p.inFlight(s, p.now()); got != 0 {
+		t.Fatalf("in flight after the release estimate %d, want 0", got)
+	}
+	// Ten orphans make the host busy for the busy rule, as the driver's
+	// orphaned stream ids do.
+	*clock += 300 * time.Millisecond // the last responses are old
+	for range 10 {
+		attempt(0, context.Canceled)
+	}
+	if !p.unhealthy(s, p.now()) {
+		t.Fatal("10 orphans and no recent responses: want unhealthy")
+	}
+	p.reset(rs[0])
+	if got := p.inFlight(s, p.now()); got != 0 {
 		t.Fatalf("in flight after reset %d, want 0", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gocql/gocql"
+	"github.com/tailroute/tailroute/policy"
 	"github.com/tailroute/tailroute/ycsb"
 )
 
@@ -28,10 +29,10 @@ type cqlDB struct {
 	// feedback, when set, sees every result before it is closed (server
 	// feedback in the custom payload, for policies that use it).
 	feedback func(*gocql.Iter) bool
-	errs     errorKinds // failed operations by kind
 	// run, when set, executes a statement instead of the gocql v1 session
 	// (the v2 driver, driver_v2.go).
-	run func(ctx context.Context, stmt string, args []any) error
+	run  func(ctx context.Context, stmt string, args []any) error
+	errs errorKinds // failed operations by kind
 }
 
 func newCQLDB(s *gocql.Session, keyspace, table string, fields []string, cl gocql.Consistency) *cqlDB {
@@ -160,7 +161,7 @@ func (h *hostCounter) ObserveQuery(ctx context.Context, q gocql.ObservedQuery) {
 	if h.next != nil {
 		h.next.ObserveQuery(ctx, q)
 	}
-	if q.Host != nil {
+	if q.Host != nil && !policy.IsServerLoadPoll(ctx) { // polls of server load are not user requests
 		h.count(q.Host.ConnectAddress().String())
 	}
 }

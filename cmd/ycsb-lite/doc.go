@@ -18,6 +18,16 @@
 // datastax (a port of the DataStax Java driver's DefaultLoadBalancingPolicy)
 // and oracle (simulated clusters only: true queue x service time).
 //
+// Server load signal: the simulator's payload feedback (queue length and
+// service time in every response, which no real Cassandra sends) is off
+// unless -payload-feedback is given. A tailroute policy's name says what it
+// had: tailroute (none: client-side estimates), tailroute+poll (+poll100ms,
+// +poll1s: each node's system_views.thread_pools polled through the session,
+// policy.WithServerLoad), tailroute+payload (the simulator's payload, on for
+// that policy's runs only). -payload-feedback turns the payload on for every
+// run and runs tailroute policies as their +payload variant. Polls are not
+// counted as node requests.
+//
 // -clients N runs N independent clients (each its own session and policy
 // instance) against the cluster, -demand-skew P/Q lets P % of them issue
 // Q % of the requests, and -utilization U derives the target rate from the

@@ -25,12 +25,14 @@ const (
 )
 
 // policiesV2 are the policies -driver v2 can run, by the names of their v1
-// counterparts: tailroute's strategies through apache/policy, and the v2
-// driver's own token-aware and round-robin policies.
+// counterparts: tailroute's strategies through apache/policy (tailroute+poll
+// with polled server load, pinned with SetHostID), and the v2 driver's own
+// token-aware and round-robin policies.
 var policiesV2 = map[string]func(env policyEnv, cfg *gocql2.ClusterConfig) (installed, error){
-	"tailroute":        tailrouteV2(policy.C3, true),
-	"tailroute-p2c":    tailrouteV2(policy.P2C, true),
-	"tailroute-norate": tailrouteV2(policy.C3, false),
+	"tailroute":              tailrouteV2(policy.C3, true, 0),
+	"tailroute" + pollSuffix: tailrouteV2(policy.C3, true, policy.DefaultServerLoadInterval),
+	"tailroute-p2c":          tailrouteV2(policy.P2C, true, 0),
+	"tailroute-norate":       tailrouteV2(policy.C3, false, 0),
 	"token-aware": func(env policyEnv, cfg *gocql2.ClusterConfig) (installed, error) {
 		cfg.PoolConfig.HostSelectionPolicy = gocql2.TokenAwareHostPolicy(roundRobinV2(env.localDC))
 		return installed{}, nil
@@ -74,7 +76,7 @@ func roundRobinV2(localDC string) gocql2.HostSelectionPolicy {
 	return gocql2.RoundRobinHostPolicy()
 }
 
-func tailrouteV2(s policy.Strategy, rate bool) func(env policyEnv, cfg *gocql2.ClusterConfig) (installed, error) {
+func tailrouteV2(s policy.Strategy, rate bool, poll time.Duration) func(env policyEnv, cfg *gocql2.ClusterConfig) (installed, error) {
 	return func(env policyEnv, cfg *gocql2.ClusterConfig) (installed, error) {
 		opts := []policy.Option{policy.WithStrategy(s), policy.WithRateControl(rate)}
 		if env.clients > 1 {
@@ -83,6 +85,9 @@ func tailrouteV2(s policy.Strategy, rate bool) func(env policyEnv, cfg *gocql2.C
 		if env.localDC != "" {
 			opts = append(opts, policy.WithLocalDC(env.localDC))
 		}
+		if poll > 0 {
+			opts = append(opts, policy.WithServerLoad(poll))
+		}
 		p, err := policy.New(opts...)
 		if err != nil {
 			return installed{}, err
@@ -90,7 +95,13 @@ func tailrouteV2(s policy.Strategy, rate bool) func(env policyEnv, cfg *gocql2.C
 		if err := policy.Wire(cfg, p); err != nil {
 			return installed{}, err
 		}
-		return installed{stats: func() any { return p.Stats() }}, nil
+		inst := installed{stats: func() any { return p.Stats() }}
+		if poll > 0 {
+			inst.stats = func() any {
+				return map[string]any{"hosts": p.Stats(), "server_load": p.ServerLoadCounters()}
+			}
+		}
+		return inst, nil
 	}
 }
 
@@ -143,8 +154,8 @@ func (o *observerV2) ObserveQuery(ctx context.Context, q gocql2.ObservedQuery) {
 	if o.next != nil {
 		o.next.ObserveQuery(ctx, q)
 	}
-	if q.Host == nil {
-		return
+	if q.Host == nil || policy.IsServerLoadPoll(ctx) {
+		return // polls of server load are not user requests
 	}
 	ip := q.Host.ConnectAddress().String()
 	o.counter.count(ip)

@@ -77,6 +77,10 @@ type options struct {
 	// retries is the number of retries of gocql's SimpleRetryPolicy (each
 	// on the next host of the plan); 0 = no retry policy (-retries).
 	retries int
+
+	// payloadFeedback (-payload-feedback): the simulator attaches q_s and
+	// 1/mu_s to every response and policies with a +payload variant run as it.
+	payloadFeedback bool
 }
 
 // propFlags collects repeated -p key=value.
@@ -168,8 +172,11 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	// status.interval is read by the Output topic (-p status.interval=N).
 	o.cfg.Ignored = slices.DeleteFunc(o.cfg.Ignored, func(k string) bool { return k == "status.interval" })
+	if o.payloadFeedback && o.hosts != nil {
+		return nil, &flagError{"-payload-feedback needs the embedded simulated cluster; drop -hosts"}
+	}
 	for _, p := range o.policies {
-		if spec, _ := lookupPolicy(p); spec.simOnly && o.hosts != nil {
+		if spec, _ := lookupPolicy(p); (spec.simOnly || spec.payload) && o.hosts != nil {
 			return nil, &flagError{fmt.Sprintf("policy %s needs the embedded simulated cluster; drop -hosts or choose another policy", p)}
 		}
 	}

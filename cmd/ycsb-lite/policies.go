@@ -30,6 +30,7 @@ type policySpec struct {
 	// noLocalDC marks a policy that cannot keep to a local DC (-local-dc
 	// is refused with it).
 	noLocalDC bool
+	payload   bool // reads the simulator's payload feedback (turned on for its runs)
 	// install configures cfg to use the policy.
 	install func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error)
 }

@@ -54,6 +54,7 @@ func hedgedSpec(base policySpec, variant hedgeVariant) policySpec {
 		help:      base.help + ", with adaptive budgeted hedging",
 		simOnly:   base.simOnly,
 		noLocalDC: base.noLocalDC,
+		payload:   base.payload,
 		install: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
 			inst, err := base.install(env, cfg)
 			if err != nil {

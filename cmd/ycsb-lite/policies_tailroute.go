@@ -1,42 +1,115 @@
 package main
 
 import (
+	"time"
+
 	"github.com/gocql/gocql"
 	"github.com/tailroute/tailroute/policy"
 )
 
-// tailroute's strategies: the policy wired into the session (observers
-// included) and fed the simulator's server feedback from every result.
+// Server-signal suffixes of tailroute's policy names: the name says which
+// load signal the policy had.
+//
+//	tailroute           no server signal: C3 on client-side estimates only
+//	                    (q_s = 0, 1/mu_s = R_s), what any Cassandra gives
+//	tailroute+poll      q_s and 1/mu_s polled from each node's
+//	                    system_views.thread_pools (policy.WithServerLoad,
+//	                    250ms; +poll100ms and +poll1s set the interval)
+//	tailroute+payload   the simulator's payload feedback (sim
+//	                    Config.Feedback, on for that policy's runs), which no
+//	                    real Cassandra sends
+const (
+	payloadSuffix = "+payload"
+	pollSuffix    = "+poll"
+)
+
+// pollIntervals are the +poll variants and their intervals.
+var pollIntervals = []struct {
+	suffix   string
+	interval time.Duration
+}{
+	{pollSuffix, policy.DefaultServerLoadInterval},
+	{pollSuffix + "100ms", 100 * time.Millisecond},
+	{pollSuffix + "1s", time.Second},
+}
+
+// tailroute's strategies, each wired into the session (observers included)
+// without a server signal, with polled server load and with payload feedback.
 func init() {
 	for _, t := range []struct {
 		name, help string
 		strategy   policy.Strategy
 		rate       bool
+		signals    bool // register the +poll and +payload variants
 	}{
-		{"tailroute", "tailroute policy, C3 ranking + CUBIC rate control (the product)", policy.C3, true},
-		{"tailroute-p2c", "tailroute policy, DataStax power-of-two-choices on in-flight counts", policy.P2C, true},
-		{"tailroute-norate", "ablation: tailroute C3 ranking without the CUBIC rate control", policy.C3, false},
+		{"tailroute", "tailroute policy, C3 ranking + CUBIC rate control (the product)", policy.C3, true, true},
+		{"tailroute-p2c", "tailroute policy, DataStax power-of-two-choices on in-flight counts", policy.P2C, true, false},
+		{"tailroute-norate", "ablation: tailroute C3 ranking without the CUBIC rate control", policy.C3, false, true},
 	} {
-		registerPolicy(policySpec{
-			name: t.name, help: t.help,
-			install: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
-				opts := []policy.Option{policy.WithStrategy(t.strategy), policy.WithRateControl(t.rate)}
-				if env.clients > 1 {
-					// C3's concurrency compensation: n = the number of clients.
-					opts = append(opts, policy.WithConcurrencyWeight(float64(env.clients)))
-				}
-				if env.localDC != "" {
-					opts = append(opts, policy.WithLocalDC(env.localDC))
-				}
-				p, err := policy.New(opts...)
-				if err != nil {
-					return installed{}, err
-				}
-				if err := policy.Wire(cfg, p); err != nil {
-					return installed{}, err
-				}
-				return installed{feedback: p.RecordFeedback, stats: func() any { return p.Stats() }}, nil
-			},
-		})
+		register := func(name, help string, payload bool, poll time.Duration) {
+			registerPolicy(policySpec{
+				name: name, help: help, payload: payload,
+				install: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
+					opts := []policy.Option{policy.WithStrategy(t.strategy), policy.WithRateControl(t.rate)}
+					if env.clients > 1 {
+						// C3's concurrency compensation: n = the number of clients.
+						opts = append(opts, policy.WithConcurrencyWeight(float64(env.clients)))
+					}
+					if poll > 0 {
+						opts = append(opts, policy.WithServerLoad(poll))
+					}
+					if env.localDC != "" {
+						opts = append(opts, policy.WithLocalDC(env.localDC))
+					}
+					p, err := policy.New(opts...)
+					if err != nil {
+						return installed{}, err
+					}
+					if err := policy.Wire(cfg, p); err != nil {
+						return installed{}, err
+					}
+					inst := installed{stats: func() any { return p.Stats() }}
+					if payload {
+						inst.feedback = p.RecordFeedback
+					}
+					if poll > 0 {
+						inst.stats = func() any {
+							return map[string]any{"hosts": p.Stats(), "server_load": p.ServerLoadCounters()}
+						}
+					}
+					return inst, nil
+				},
+			})
+		}
+		register(t.name, t.help+"; no server load signal", false, 0)
+		if !t.signals {
+			continue
+		}
+		for _, pi := range pollIntervals {
+			register(t.name+pi.suffix, t.help+"; server load polled from system_views.thread_pools every "+pi.interval.String(), false, pi.interval)
+		}
+		register(t.name+payloadSuffix, t.help+"; the simulator's payload feedback (no real Cassandra sends it)", true, 0)
 	}
+}
+
+// withPayloadSignal is -payload-feedback's renaming: every policy that has a
+// +payload variant runs as that variant ("tailroute+hedge" becomes
+// "tailroute+payload+hedge").
+func withPayloadSignal(name string) string {
+	base, hedged := stripHedge(name)
+	if _, ok := policies[base+payloadSuffix]; ok {
+		base += payloadSuffix
+	}
+	if hedged {
+		base += hedgeSuffix
+	}
+	return base
+}
+
+func stripHedge(name string) (string, bool) {
+	n := len(name) - len(hedgeSuffix)
+	if n > 0 && name[n:] == hedgeSuffix {
+		return name[:n], true
+	}
+	return name, false
 }

@@ -67,7 +67,7 @@ func (r *runner) compare(ctx context.Context) (*report.Report, error) {
 		Clients: o.clients, DemandSkew: o.demandSkew, Utilization: o.utilization,
 	}
 	if o.hosts == nil {
-		rep.Cluster = fmt.Sprintf("embedded sim, %d nodes, RF %d, W=%d, 1/mu=%v", o.nodes, o.rf, o.workers, o.serviceTime)
+		rep.Cluster = fmt.Sprintf("embedded sim, %d nodes, RF %d, W=%d, 1/mu=%v, %s", o.nodes, o.rf, o.workers, o.serviceTime, signalNote(o))
 	} else {
 		rep.Cluster = fmt.Sprintf("hosts %v, RF %d", o.hosts, o.rf)
 	}
@@ -107,7 +107,7 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 	var cl *sim.Cluster
 	if o.hosts == nil {
 		cl, err = sim.Start(ctx, sim.Config{
-			Nodes: o.nodes, Feedback: true, Seed: o.seed,
+			Nodes: o.nodes, Feedback: o.payloadFeedback || spec.payload, Seed: o.seed,
 			DCs:   o.dcs,
 			Model: sim.ServiceModel{Workers: o.workers, MeanService: o.serviceTime},
 		})
@@ -207,6 +207,14 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 // warnf prints a problem that does not stop the run.
 func (r *runner) warnf(format string, args ...any) {
 	fmt.Fprintf(r.stderr, "ycsb-lite: "+format+"\n", args...)
+}
+
+// signalNote says which server load signal the policies had.
+func signalNote(o *options) string {
+	if o.payloadFeedback {
+		return "payload feedback on (-payload-feedback; read by +payload policies), +poll = polled system_views.thread_pools"
+	}
+	return "payload feedback off except for +payload policies, +poll = polled system_views.thread_pools, other policies no server signal"
 }
 
 // writeSummary writes YCSB's summary lines to <out>/<policy>-<phase>.txt,

@@ -68,7 +68,7 @@ func p99Plot(cells []*cellAgg) (*plot.Plot, error) {
 		}
 	}
 	pl := plot.New()
-	pl.Title.Text = "p99 latency by cell (median over seeds; bars: min–max)"
+	pl.Title.Text = "p99 by cell (median over seeds, bars min–max; +poll: polled load, +payload: sim payload)"
 	pl.Y.Label.Text = "p99 (ms)"
 	pl.Y.Scale = plot.LogScale{}
 	pl.Y.Tick.Marker = logTicks{}

@@ -28,7 +28,7 @@ func thisMachine() machine {
 }
 
 // summaryPolicies are the policies of the summary table of ratios.
-var summaryPolicies = []string{"tailroute", "tailroute+hedge"}
+var summaryPolicies = []string{"tailroute", "tailroute+poll", "tailroute+hedge"}
 
 func msStr(us float64) string {
 	if math.IsNaN(us) {
@@ -66,7 +66,9 @@ func writeMarkdown(w io.Writer, c *config, cells []*cellAgg, notRun []string, m 
 	b.WriteString("Every cell runs ycsb-lite in compare mode (each policy back to back on a fresh embedded cluster, same seed) once per seed. " +
 		"Figures are medians over seeds; latency in ms from each operation's intended start; " +
 		"p99 range = min–max of p99 over seeds; max share = the largest share of requests one node coordinated (load spread; 0.20 is even on 5 nodes); " +
-		"vs best peer = p99 / p99 of the best policy that is neither tailroute nor the oracle (by median p99 in that cell); vs oracle = p99 / the oracle's p99.\n\n")
+		"vs best peer = p99 / p99 of the best policy that is neither tailroute nor the oracle (by median p99 in that cell); vs oracle = p99 / the oracle's p99. " +
+		"Server load signal: tailroute rows without a suffix have none (client-side estimates, as with any Cassandra); +poll rows poll each node's system_views.thread_pools; " +
+		"+payload rows read the simulator's payload feedback, which no real Cassandra sends; no other policy reads either.\n\n")
 
 	b.WriteString("### Summary: p99 ratios\n\n| cell | best peer |")
 	for _, p := range summaryPolicies {

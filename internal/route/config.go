@@ -80,6 +80,7 @@ type Config struct {
 	tracker        tracker.Config
 	feedbackQ      string
 	feedbackST     string
+	serverLoad     time.Duration // WithServerLoad interval; 0 = off
 
 	keyspaceFunc KeyspaceFunc // test hook
 

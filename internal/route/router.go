@@ -80,6 +80,9 @@ type Router[H HostInfo, S any] struct {
 	abandoned  atomic.Uint64
 	noReplicas atomic.Uint64
 	lateSeen   atomic.Bool // the driver's own speculative execution seen (see queryState)
+
+	load  atomic.Pointer[serverLoadPoller[H, S]] // WithServerLoad, once started; nil = off
+	polls atomic.Int64                           // poll queries in flight (Pick and the observers check for them)
 }
 
 // hostTable is an immutable snapshot of the hosts, the ring and the replica

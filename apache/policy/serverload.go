@@ -1,0 +1,119 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+	"github.com/tailroute/tailroute/internal/route"
+)
+
+// Server-load polling (WithServerLoad) works as in the gocql v1 adapter
+// (github.com/tailroute/tailroute/policy, serverload.go: the query of
+// system_views.thread_pools, the estimator, the fading of samples and the
+// cost), with one difference: each poll is pinned to its host with
+// Query.SetHostID, so the v2 executor sends it there without calling Pick
+// (and never retries or speculates it elsewhere). Polls are never measured
+// nor counted in os_s; observers skip them by their context
+// (IsServerLoadPoll). A host that answers Invalid or Unauthorized is logged
+// once through the cluster's Logger and is not polled again.
+
+// DefaultServerLoadInterval is the poll interval suggested for
+// WithServerLoad: 4 polls per second per node and client session.
+const DefaultServerLoadInterval = route.DefaultServerLoadInterval
+
+// WithServerLoad turns on server-load polling every interval (see the
+// package's "Server-load polling" section in serverload.go): q_s and 1/mu_s
+// of C3's score come from each host's system_views.thread_pools. Off by
+// default; DefaultServerLoadInterval is the suggested interval. Allowed
+// 10ms..1m.
+func WithServerLoad(interval time.Duration) Option { return route.WithServerLoad(interval) }
+
+// IsServerLoadPoll reports whether ctx is the context of one of the
+// policy's server-load polls; query observers that count user traffic use
+// it to skip them.
+func IsServerLoadPoll(ctx context.Context) bool { return route.IsServerLoadPoll(ctx) }
+
+// ThreadPoolSample is one poll of a host: the sums over ReadStage and
+// MutationStage, at clock time At.
+type ThreadPoolSample = route.ThreadPoolSample
+
+// ServerLoadCounters are the poller's cumulative counters.
+type ServerLoadCounters = route.ServerLoadCounters
+
+// ServerLoadCounters returns the poller's counters (zero without
+// WithServerLoad).
+func (p *Policy) ServerLoadCounters() ServerLoadCounters { return p.r.ServerLoadCounters() }
+
+// startServerLoad polls through s (WithServerLoad; a no-op without it).
+func (p *Policy) startServerLoad(s *gocql.Session) {
+	p.r.StartServerLoad(route.PollDriver[*gocql.HostInfo]{
+		Closed: s.Closed,
+		Query: func(ctx context.Context, h *gocql.HostInfo, id string) (ThreadPoolSample, error) {
+			return p.pollQuery(ctx, s, h, id)
+		},
+		Permanent: permanentPollError,
+	})
+}
+
+// permanentPollError: the host will never answer the poll (no such table,
+// not allowed).
+func permanentPollError(err error) bool {
+	var re gocql.RequestError
+	if errors.As(err, &re) {
+		c := re.Code()
+		return c == gocql.ErrCodeInvalid || c == gocql.ErrCodeUnauthorized || c == gocql.ErrCodeSyntax
+	}
+	return false
+}
+
+// queryThreadPools reads the ReadStage and MutationStage rows of host (id:
+// the policy's id of it), pinned to it with Query.SetHostID (the driver's
+// executor sends it there without asking Pick); the context marks it as a
+// poll for the observers.
+func queryThreadPools(ctx context.Context, s *gocql.Session, host *gocql.HostInfo, id string) (ThreadPoolSample, error) {
+	if host.HostID() == "" {
+		return ThreadPoolSample{}, errNoHostID
+	}
+	iter := s.Query(route.ThreadPoolsQuery).WithContext(ctx).Consistency(gocql.One).RetryPolicy(nil).Idempotent(false).
+		SetHostID(host.HostID()).Iter()
+	var (
+		smp             ThreadPoolSample
+		name            string
+		active, pending int
+		completed       int64
+		found           int
+	)
+	for iter.Scan(&name, &active, &pending, &completed) {
+		if name == "ReadStage" || name == "MutationStage" {
+			smp.Active += float64(active)
+			smp.Pending += float64(pending)
+			smp.Completed += completed
+			found++
+		}
+	}
+	if err := iter.Close(); err != nil {
+		return smp, err
+	}
+	if h := iter.Host(); h != nil && hostID(h) != id {
+		return smp, fmt.Errorf("poll of %s answered by %s", id, hostID(h)) // never counts for the wrong host
+	}
+	if found == 0 {
+		return smp, errNoStages
+	}
+	return smp, nil
+}
+
+var errNoHostID = errors.New("policy: the host has no host ID to pin the poll to")
+
+var errNoStages = errors.New("policy: system_views.thread_pools has no ReadStage or MutationStage row")
+
+// hostID is the router's id of a host: its host ID, else its address.
+func hostID(h *gocql.HostInfo) string {
+	if id := h.HostID(); id != "" {
+		return id
+	}
+	return h.ConnectAddressAndPort()
+}

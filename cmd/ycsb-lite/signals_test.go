@@ -1,0 +1,79 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"testing"
+)
+
+// -payload-feedback runs every policy that has a +payload variant as that
+// variant, so the report names the signal; it needs the simulator.
+func TestPayloadFeedbackFlagNamesTheSignal(t *testing.T) {
+	o, err := parseFlags([]string{"-compare", "tailroute,tailroute-norate+hedge,tailroute-p2c,token-aware,tailroute+poll"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.payloadFeedback || strings.Join(o.policies, ",") != "tailroute,tailroute-norate+hedge,tailroute-p2c,token-aware,tailroute+poll" {
+		t.Fatalf("without the flag: feedback %v, policies %v", o.payloadFeedback, o.policies)
+	}
+	o, err = parseFlags([]string{"-payload-feedback", "-compare", "tailroute,tailroute-norate+hedge,tailroute-p2c,token-aware"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "tailroute+payload,tailroute-norate+payload+hedge,tailroute-p2c,token-aware"; !o.payloadFeedback || strings.Join(o.policies, ",") != want {
+		t.Fatalf("feedback %v, policies %v, want %s", o.payloadFeedback, o.policies, want)
+	}
+	if _, err := parseFlags([]string{"-payload-feedback", "-hosts", "127.0.0.1"}, io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "-payload-feedback needs the embedded simulated cluster") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := parseFlags([]string{"-compare", "tailroute+payload", "-hosts", "127.0.0.1"}, io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "needs the embedded simulated cluster") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// Each tailroute row had exactly the signal its name says: none, polled
+// thread pools (and the polls are not counted as requests), or payload.
+func TestSignalVariantsGetTheirSignalOnly(t *testing.T) {
+	const ops = 400
+	rep, _ := runJSON(t, "-compare", "tailroute,tailroute+poll100ms,tailroute+payload", "-nodes", "3", "-records", "100",
+		"-ops", "400", "-target", "400", "-threads", "8", "-service-time", "2ms", "-scenario", "slow-node")
+	if len(rep.Results) != 3 {
+		t.Fatalf("results %+v", rep.Results)
+	}
+	if !strings.Contains(rep.Cluster, "payload feedback off except for +payload policies") {
+		t.Errorf("header does not name the signals: %q", rep.Cluster)
+	}
+	for i, want := range []string{"none", "poll", "payload"} {
+		res := rep.Results[i]
+		var hosts []any
+		switch st := res.PolicyStats.(type) {
+		case []any:
+			hosts = st
+		case map[string]any:
+			hosts, _ = st["hosts"].([]any)
+			sl, _ := st["server_load"].(map[string]any)
+			if want != "poll" || sl == nil || sl["Samples"].(float64) < 3 {
+				t.Errorf("%s: server_load stats %v", res.Policy, sl)
+			}
+		}
+		if len(hosts) != 3 {
+			t.Fatalf("%s: policy stats %v", res.Policy, res.PolicyStats)
+		}
+		for _, h := range hosts {
+			hm := h.(map[string]any)
+			fb, sl := hm["HasFeedback"].(bool), hm["HasServerLoad"].(bool)
+			if fb != (want == "payload") || sl != (want == "poll") {
+				t.Errorf("%s (%s): host %v HasFeedback %v HasServerLoad %v", res.Policy, want, hm["Address"], fb, sl)
+			}
+		}
+		var reqs int64
+		for _, n := range res.Nodes {
+			reqs += n.Requests
+		}
+		if reqs < ops || reqs > ops+ops/20 {
+			t.Errorf("%s: %d requests counted for %d operations (polls must not count)", res.Policy, reqs, ops)
+		}
+	}
+}

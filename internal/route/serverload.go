@@ -1,0 +1,287 @@
+package route
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Server-load polling (WithServerLoad): the driver-free schedule and
+// estimator; the rules, the query and its cost are documented in package
+// policy (serverload.go). The adapter supplies the query of one host and
+// tells whether the session is closed and whether an error is permanent.
+
+// DefaultServerLoadInterval is the poll interval suggested for
+// WithServerLoad: 4 polls per second per node and client session.
+const DefaultServerLoadInterval = 250 * time.Millisecond
+
+const (
+	minServerLoadInterval = 10 * time.Millisecond
+	maxServerLoadInterval = time.Minute
+)
+
+// WithServerLoad turns on server-load polling every interval. Off by
+// default. Allowed 10ms..1m.
+func WithServerLoad(interval time.Duration) Option {
+	return func(c *Config) {
+		if interval < minServerLoadInterval || interval > maxServerLoadInterval {
+			c.fail("policy: WithServerLoad: ServerLoadInterval = %v, allowed %v..%v", interval, minServerLoadInterval, maxServerLoadInterval)
+			return
+		}
+		c.serverLoad = interval
+	}
+}
+
+// ServerLoadInterval returns the interval of WithServerLoad (0: off).
+func (c *Config) ServerLoadInterval() time.Duration { return c.serverLoad }
+
+// pollKey marks the context of a poll query; its value is a pollMark.
+type pollKey struct{}
+
+type pollMark struct{ id string }
+
+// WithPoll returns ctx marked as the context of a poll of the host with
+// the router's id id (the poller's queries; tests).
+func WithPoll(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, pollKey{}, pollMark{id: id})
+}
+
+// AddPolls changes the count of poll queries in flight (tests of the
+// poll plan; the poller counts its own).
+func (r *Router[H, S]) AddPolls(delta int64) { r.polls.Add(delta) }
+
+// IsServerLoadPoll reports whether ctx is the context of a server-load poll.
+func IsServerLoadPoll(ctx context.Context) bool {
+	if ctx == nil {
+		return false
+	}
+	_, ok := ctx.Value(pollKey{}).(pollMark)
+	return ok
+}
+
+// Polling reports whether a poll query is in flight (one atomic load).
+func (r *Router[H, S]) Polling() bool { return r.polls.Load() > 0 }
+
+// IsPoll reports whether ctx belongs to a poll of this router (cheap when
+// none runs: one atomic load).
+func (r *Router[H, S]) IsPoll(ctx context.Context) bool {
+	return r.polls.Load() > 0 && IsServerLoadPoll(ctx)
+}
+
+// PollPlan returns the plan of a poll query (just the polled host, neither
+// measured nor counted in os_s), or nil when ctx is not a poll's. Adapters
+// whose driver cannot pin a query to a host call it first in Pick.
+func (r *Router[H, S]) PollPlan(ctx context.Context) func() S {
+	if r.polls.Load() == 0 || ctx == nil {
+		return nil
+	}
+	m, ok := ctx.Value(pollKey{}).(pollMark)
+	if !ok {
+		return nil
+	}
+	var none S
+	e := r.entry(m.id)
+	done := false
+	return func() S {
+		if done || e == nil || !e.isUp() {
+			return none
+		}
+		done = true
+		return any(&pollHost[H, S]{info: e.info}).(S)
+	}
+}
+
+// pollHost is the host of a poll query's plan: no measurement, no os_s.
+type pollHost[H HostInfo, S any] struct{ info H }
+
+// Info returns the polled host.
+func (h *pollHost[H, S]) Info() H { return h.info }
+
+// Mark does nothing: polls are not user traffic.
+func (h *pollHost[H, S]) Mark(error) {}
+
+// ThreadPoolSample is one poll of a host: the sums over ReadStage and
+// MutationStage, at clock time At.
+type ThreadPoolSample struct {
+	At        time.Duration
+	Active    float64
+	Pending   float64
+	Completed int64
+	Own       float64 // w*os_s: what C3's qhat already counts for the host during the poll
+}
+
+// LoadEstimator turns successive samples of one host into q_s and 1/mu_s.
+type LoadEstimator struct {
+	prev    ThreadPoolSample
+	hasPrev bool
+}
+
+// Add returns q_s and 1/mu_s (0: no estimate from this sample) for s.
+func (le *LoadEstimator) Add(s ThreadPoolSample) (queue float64, serviceTime time.Duration) {
+	queue = max(s.Pending+s.Active-s.Own, 0)
+	if le.hasPrev {
+		dc := s.Completed - le.prev.Completed
+		dt := s.At - le.prev.At
+		busy := (s.Active + le.prev.Active) / 2
+		if dc > 0 && dt > 0 && busy > 0 {
+			// Little's law: busy workers = completion rate * service time.
+			serviceTime = time.Duration(busy * float64(dt) / float64(dc))
+		}
+		// dc < 0: counters reset (restart); s is the new baseline.
+	}
+	le.prev, le.hasPrev = s, true
+	return queue, serviceTime
+}
+
+// PollDriver is what the poller needs of the adapter.
+type PollDriver[H HostInfo] struct {
+	// Closed reports whether the session the polls run through is closed.
+	Closed func() bool
+	// Query runs one poll of host (id is the router's id of it) with ctx,
+	// which marks the query as a poll.
+	Query func(ctx context.Context, host H, id string) (ThreadPoolSample, error)
+	// Permanent reports an error after which the host is not polled again
+	// (no such table, not allowed).
+	Permanent func(error) bool
+}
+
+// serverLoadPoller polls every host of one Router.
+type serverLoadPoller[H HostInfo, S any] struct {
+	r        *Router[H, S]
+	interval time.Duration
+	drv      PollDriver[H]
+
+	mu      sync.Mutex
+	running map[string]bool // host id -> polling loop runs
+	skipped map[string]bool // host id -> not polled (permanent error)
+
+	polls, failures, samples atomic.Uint64
+}
+
+// StartServerLoad starts polling through drv (WithServerLoad; a no-op
+// without it, or when polling runs already). Hosts are picked up as they
+// are added; polling stops when drv.Closed reports true.
+func (r *Router[H, S]) StartServerLoad(drv PollDriver[H]) {
+	if r.cfg.serverLoad <= 0 {
+		return
+	}
+	sl := &serverLoadPoller[H, S]{r: r, interval: r.cfg.serverLoad, drv: drv, running: map[string]bool{}, skipped: map[string]bool{}}
+	if !r.load.CompareAndSwap(nil, sl) {
+		old := r.load.Load() // a new session after the previous one closed polls anew
+		if old == nil || !old.drv.Closed() || !r.load.CompareAndSwap(old, sl) {
+			return
+		}
+	}
+	go sl.supervise()
+}
+
+// supervise starts a polling loop for every host that has none, every
+// interval, until the session closes.
+func (sl *serverLoadPoller[H, S]) supervise() {
+	t := time.NewTicker(sl.interval)
+	defer t.Stop()
+	for {
+		if sl.drv.Closed() {
+			return
+		}
+		for _, e := range sl.r.tbl.Load().hosts {
+			sl.mu.Lock()
+			if !sl.running[e.id] && !sl.skipped[e.id] {
+				sl.running[e.id] = true
+				go sl.loop(e.id)
+			}
+			sl.mu.Unlock()
+		}
+		<-t.C
+	}
+}
+
+// loop polls one host every jittered interval until it is removed, skipped
+// or the session closes.
+func (sl *serverLoadPoller[H, S]) loop(id string) {
+	defer func() {
+		sl.mu.Lock()
+		delete(sl.running, id)
+		sl.mu.Unlock()
+	}()
+	var est LoadEstimator
+	timer := time.NewTimer(time.Duration(rand.Int64N(int64(sl.interval)))) // spread the first polls
+	defer timer.Stop()
+	for {
+		<-timer.C
+		if sl.drv.Closed() {
+			return
+		}
+		e := sl.r.entry(id)
+		if e == nil {
+			return // removed
+		}
+		if e.isUp() && (e.local || sl.r.cfg.remoteDCs) {
+			if !sl.pollOnce(e, &est) {
+				return
+			}
+		}
+		timer.Reset(time.Duration(float64(sl.interval) * (0.8 + 0.4*rand.Float64())))
+	}
+}
+
+// pollOnce polls e once and records the sample; false means "stop polling
+// this host".
+func (sl *serverLoadPoller[H, S]) pollOnce(e *hostEntry[H], est *LoadEstimator) bool {
+	r := sl.r
+	ctx, cancel := context.WithTimeout(WithPoll(context.Background(), e.id), sl.interval)
+	defer cancel()
+	sl.polls.Add(1)
+	r.polls.Add(1)
+	t0, own0 := r.clock.Now(), e.h.InFlight()
+	smp, err := sl.drv.Query(ctx, e.info, e.id)
+	t1, own1 := r.clock.Now(), e.h.InFlight()
+	r.polls.Add(-1)
+	if err != nil {
+		sl.failures.Add(1)
+		if sl.drv.Permanent != nil && sl.drv.Permanent(err) {
+			sl.mu.Lock()
+			sl.skipped[e.id] = true
+			sl.mu.Unlock()
+			r.hooks.Logf("host %s answers %v to %s: server-load polling is off for this host (Cassandra 4.0+ has the table)",
+				e.info.ConnectAddressAndPort(), err, ThreadPoolsQuery)
+			return false
+		}
+		return !sl.drv.Closed()
+	}
+	smp.At = t0 + (t1-t0)/2
+	smp.Own = r.cfg.weight * float64(own0+own1) / 2
+	q, svc := est.Add(smp)
+	e.h.ServerLoad(smp.At, q, svc, sl.interval*3/2)
+	sl.samples.Add(1)
+	return true
+}
+
+// ThreadPoolsQuery is the poll: each host's own thread pools (a
+// node-local virtual table of Cassandra 4.0+).
+const ThreadPoolsQuery = "SELECT name, active_tasks, pending_tasks, completed_tasks FROM system_views.thread_pools"
+
+// ServerLoadCounters are the poller's cumulative counters.
+type ServerLoadCounters struct {
+	Polls    uint64   // poll queries sent
+	Failures uint64   // polls that failed or timed out
+	Samples  uint64   // samples recorded
+	Skipped  []string // hosts not polled (no system_views.thread_pools, not allowed)
+}
+
+// ServerLoadCounters returns the poller's counters (zero without polling).
+func (r *Router[H, S]) ServerLoadCounters() ServerLoadCounters {
+	sl := r.load.Load()
+	if sl == nil {
+		return ServerLoadCounters{}
+	}
+	c := ServerLoadCounters{Polls: sl.polls.Load(), Failures: sl.failures.Load(), Samples: sl.samples.Load()}
+	sl.mu.Lock()
+	for id := range sl.skipped {
+		c.Skipped = append(c.Skipped, id)
+	}
+	sl.mu.Unlock()
+	return c
+}

@@ -1,0 +1,162 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gocql/gocql"
+	"github.com/tailroute/tailroute/internal/route"
+)
+
+// Server-load polling (WithServerLoad).
+//
+// Cassandra 4.0+ exposes each node's thread pools in the node-local virtual
+// table system_views.thread_pools. With WithServerLoad(interval) the policy
+// reads, for every up host, that host's own rows
+//
+//	SELECT name, active_tasks, pending_tasks, completed_tasks FROM system_views.thread_pools
+//
+// through the application's session (Init), at consistency ONE, without
+// retries, with a timeout of one interval, and routes the query to that
+// host itself: Pick recognises its own poll queries by their context (one
+// atomic load on the user path, and only while a poll is in flight) and
+// hands out just the polled host. Polls are never measured, never counted
+// in os_s and never passed to the tracker as user traffic; other query
+// observers can skip them with IsServerLoadPoll. Each host is polled on its
+// own schedule, every interval times a random factor in [0.8, 1.2), so the
+// hosts' polls do not line up.
+//
+// Cost: one query per host per interval from each application instance:
+// at DefaultServerLoadInterval (250ms) 4 queries/s per node per client
+// session, each answered from memory by the node (no disk, no replica
+// coordination; about 30 rows of a few bytes on Cassandra 4.x).
+//
+// From each sample, over ReadStage and MutationStage (in Cassandra each has
+// its own workers; a node busy in either is slower):
+//
+//	q_s    = pending + active - w*os_s (os_s: this client's requests on the
+//	                                     host while the poll ran; qhat =
+//	                                     1 + w*os_s + q_s already counts
+//	                                     w*os_s, C3's estimate of all
+//	                                     clients' requests, w the
+//	                                     ConcurrencyWeight)
+//	1/mu_s = mean(active) / X          (Little's law on the workers: X the
+//	                                     completed-task rate between two
+//	                                     samples, mean(active) the busy
+//	                                     workers of both samples; skipped
+//	                                     when nothing completed or no worker
+//	                                     was seen busy)
+//
+// A completed count lower than the previous sample's (the node restarted)
+// gives no rate: the sample becomes the new baseline. Each sample is stamped
+// with the midpoint of its poll and counts in full for 1.5 intervals; after
+// that it fades and is dropped after 6 intervals, so a host whose polls stop
+// (slow, failing, down) falls back to the client-side estimates (q_s = 0,
+// 1/mu_s = R_s). A sample is used only for a host the client does not
+// measure itself: nothing observed since the sample, nothing outstanding,
+// no response for 1.5 intervals (tracker.ServerLoadWeight), and a polled 1/mu_s only
+// when above R_s (then R_s is raised to it): on a host the client uses, its
+// own latencies and os_s are fresher, so a stale sample never outweighs
+// fresh latency data. The polls tell about the hosts the client's own
+// measurements cannot: those it avoids or has left idle, e.g. whether a
+// host it left because it was slow still has a queue.
+//
+// A host that answers Invalid or Unauthorized (Cassandra 3.x has no
+// system_views; a role without SELECT on it) is logged once through the
+// cluster's gocql Logger (the one Wire saw, else gocql.Logger) and is not
+// polled again. A poll that fails otherwise or times out is dropped
+// silently and the host is polled again at the next interval; user queries
+// never wait for a poll and never see its errors.
+
+// DefaultServerLoadInterval is the poll interval suggested for
+// WithServerLoad: 4 polls per second per node and client session.
+const DefaultServerLoadInterval = route.DefaultServerLoadInterval
+
+// WithServerLoad turns on server-load polling every interval (see the
+// package's "Server-load polling" section in serverload.go): q_s and 1/mu_s
+// of C3's score come from each host's system_views.thread_pools. Off by
+// default; DefaultServerLoadInterval is the suggested interval. Allowed
+// 10ms..1m.
+func WithServerLoad(interval time.Duration) Option { return route.WithServerLoad(interval) }
+
+// IsServerLoadPoll reports whether ctx is the context of one of the
+// policy's server-load polls; query observers that count user traffic use
+// it to skip them.
+func IsServerLoadPoll(ctx context.Context) bool { return route.IsServerLoadPoll(ctx) }
+
+// ThreadPoolSample is one poll of a host: the sums over ReadStage and
+// MutationStage, at clock time At.
+type ThreadPoolSample = route.ThreadPoolSample
+
+// ServerLoadCounters are the poller's cumulative counters.
+type ServerLoadCounters = route.ServerLoadCounters
+
+// ServerLoadCounters returns the poller's counters (zero without
+// WithServerLoad).
+func (p *Policy) ServerLoadCounters() ServerLoadCounters { return p.r.ServerLoadCounters() }
+
+// startServerLoad polls through s (WithServerLoad; a no-op without it).
+func (p *Policy) startServerLoad(s *gocql.Session) {
+	p.r.StartServerLoad(route.PollDriver[*gocql.HostInfo]{
+		Closed: s.Closed,
+		Query: func(ctx context.Context, h *gocql.HostInfo, id string) (ThreadPoolSample, error) {
+			return p.pollQuery(ctx, s, h, id)
+		},
+		Permanent: permanentPollError,
+	})
+}
+
+// permanentPollError: the host will never answer the poll (no such table,
+// not allowed).
+func permanentPollError(err error) bool {
+	var re gocql.RequestError
+	if errors.As(err, &re) {
+		c := re.Code()
+		return c == gocql.ErrCodeInvalid || c == gocql.ErrCodeUnauthorized || c == gocql.ErrCodeSyntax
+	}
+	return false
+}
+
+// queryThreadPools reads the ReadStage and MutationStage rows of host (id:
+// the policy's id of it). gocql v1 cannot pin a query to a host: the
+// context marks it as a poll, and Pick plans the polled host alone.
+func queryThreadPools(ctx context.Context, s *gocql.Session, host *gocql.HostInfo, id string) (ThreadPoolSample, error) {
+	iter := s.Query(route.ThreadPoolsQuery).WithContext(ctx).Consistency(gocql.One).RetryPolicy(nil).Idempotent(false).Iter()
+	var (
+		smp             ThreadPoolSample
+		name            string
+		active, pending int
+		completed       int64
+		found           int
+	)
+	for iter.Scan(&name, &active, &pending, &completed) {
+		if name == "ReadStage" || name == "MutationStage" {
+			smp.Active += float64(active)
+			smp.Pending += float64(pending)
+			smp.Completed += completed
+			found++
+		}
+	}
+	if err := iter.Close(); err != nil {
+		return smp, err
+	}
+	if h := iter.Host(); h != nil && hostID(h) != id {
+		return smp, fmt.Errorf("poll of %s answered by %s", id, hostID(h)) // never counts for the wrong host
+	}
+	if found == 0 {
+		return smp, errNoStages
+	}
+	return smp, nil
+}
+
+var errNoStages = errors.New("policy: system_views.thread_pools has no ReadStage or MutationStage row")
+
+// hostID is the router's id of a host: its host ID, else its address.
+func hostID(h *gocql.HostInfo) string {
+	if id := h.HostID(); id != "" {
+		return id
+	}
+	return h.ConnectAddressAndPort()
+}

@@ -1,0 +1,363 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gocql/gocql"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute/internal/route"
+	"github.com/tailroute/tailroute/sim"
+)
+
+func TestWithServerLoadValidated(t *testing.T) {
+	for _, d := range []time.Duration{0, -time.Second, 5 * time.Millisecond, 2 * time.Minute, 1 << 62} {
+		_, err := New(WithServerLoad(d))
+		require.Error(t, err, "%v", d)
+		assert.Contains(t, err.Error(), fmt.Sprintf("WithServerLoad: ServerLoadInterval = %v, allowed 10ms..1m0s", d))
+	}
+	p, err := New(WithServerLoad(DefaultServerLoadInterval))
+	require.NoError(t, err)
+	assert.Equal(t, DefaultServerLoadInterval, p.r.Config().ServerLoadInterval())
+	p, err = New()
+	require.NoError(t, err)
+	assert.Zero(t, p.r.Config().ServerLoadInterval(), "off by default")
+	assert.Equal(t, ServerLoadCounters{}, p.ServerLoadCounters())
+}
+
+func TestLoadEstimatorLittlesLawAndRestart(t *testing.T) {
+	var le route.LoadEstimator
+	q, svc := le.Add(ThreadPoolSample{At: time.Second, Active: 4, Pending: 6, Completed: 1000, Own: 3})
+	assert.Equal(t, 7.0, q, "pending + active - own requests")
+	assert.Zero(t, svc, "one sample gives no rate")
+
+	// 400 completions in 100ms with 4 busy workers: 4 / 4000/s = 1ms.
+	q, svc = le.Add(ThreadPoolSample{At: time.Second + 100*time.Millisecond, Active: 4, Pending: 0, Completed: 1400, Own: 8})
+	assert.Zero(t, q, "never negative")
+	assert.Equal(t, time.Millisecond, svc)
+
+	// Restart: completed went down. No rate (in particular no negative one),
+	// and the sample becomes the new baseline.
+	q, svc = le.Add(ThreadPoolSample{At: 2 * time.Second, Active: 2, Pending: 1, Completed: 50})
+	assert.Equal(t, 3.0, q)
+	assert.Zero(t, svc)
+	_, svc = le.Add(ThreadPoolSample{At: 2*time.Second + 200*time.Millisecond, Active: 2, Pending: 0, Completed: 150})
+	assert.Equal(t, 4*time.Millisecond, svc, "2 workers, 100 completions in 200ms")
+
+	// Nothing completed, or no worker seen busy: no estimate.
+	_, svc = le.Add(ThreadPoolSample{At: 3 * time.Second, Active: 0, Completed: 150})
+	assert.Zero(t, svc)
+	_, svc = le.Add(ThreadPoolSample{At: 4 * time.Second, Active: 0, Completed: 170})
+	assert.Zero(t, svc)
+}
+
+// A poll query goes to the polled host only and is not user traffic: no
+// measurement, no os_s, other observers can tell it apart.
+func TestPollPlanPinsHostAndIsNotMeasured(t *testing.T) {
+	p, _, _ := testPolicy(t, 3)
+	e := p.r.Hosts()[1]
+	eh := p.Tracker().Host(hostID(e))
+	ctx := route.WithPoll(context.Background(), hostID(e))
+	assert.True(t, IsServerLoadPoll(ctx))
+	assert.False(t, IsServerLoadPoll(context.Background()))
+	assert.False(t, p.r.IsPoll(ctx), "no poll in flight: the user path does not look")
+	p.r.AddPolls(1)
+	defer p.r.AddPolls(-1)
+	assert.True(t, p.r.IsPoll(ctx))
+	next := p.Pick(&ctxQuery{ctx: ctx})
+	h := next()
+	require.NotNil(t, h)
+	assert.Same(t, e, h.Info())
+	h.Mark(nil)
+	assert.Nil(t, next(), "only the polled host")
+	assert.Zero(t, eh.InFlight())
+	p.observe(ctx, e, time.Now().Add(-time.Second), time.Now(), nil)
+	assert.Zero(t, eh.Snapshot().Samples, "polls are not measured")
+	// A user query while a poll runs is planned as usual.
+	next = p.Pick(&ctxQuery{ctx: context.Background()})
+	assert.NotNil(t, next())
+}
+
+// ctxQuery is a fakeQuery with a context.
+type ctxQuery struct {
+	fakeQuery
+	ctx context.Context
+}
+
+func (q *ctxQuery) Context() context.Context { return q.ctx }
+
+type captureLogger struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *captureLogger) Print(v ...any) { l.add(fmt.Sprint(v...)) }
+func (l *captureLogger) Printf(f string, v ...any) {
+	l.add(fmt.Sprintf(f, v...))
+}
+func (l *captureLogger) Println(v ...any) { l.add(fmt.Sprintln(v...)) }
+func (l *captureLogger) add(s string) {
+	l.mu.Lock()
+	l.lines = append(l.lines, s)
+	l.mu.Unlock()
+}
+func (l *captureLogger) matching(sub string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, s := range l.lines {
+		if strings.Contains(s, sub) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// loadSession connects through p (wired) with logger.
+func loadSession(t *testing.T, c *sim.Cluster, p *Policy, logger gocql.StdLogger) *gocql.Session {
+	t.Helper()
+	cl := gocql.NewCluster(c.Hosts()...)
+	cl.Port = c.Port()
+	cl.Timeout = 5 * time.Second
+	cl.ConnectTimeout = 10 * time.Second
+	cl.ReconnectInterval = 200 * time.Millisecond
+	cl.Logger = logger
+	Wire(cl, p)
+	s, err := cl.CreateSession()
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+	return s
+}
+
+func hostStats(p *Policy, ip string) HostStats {
+	for _, st := range p.Stats() {
+		if strings.HasPrefix(st.Address, ip+":") {
+			return st
+		}
+	}
+	return HostStats{}
+}
+
+// pollRecorder wraps the poller's query to record each host's samples.
+type pollRecorder struct {
+	mu      sync.Mutex
+	samples map[string][]ThreadPoolSample
+}
+
+func recordPolls(p *Policy) *pollRecorder {
+	r := &pollRecorder{samples: map[string][]ThreadPoolSample{}}
+	q := p.pollQuery
+	p.pollQuery = func(ctx context.Context, s *gocql.Session, e *gocql.HostInfo, id string) (ThreadPoolSample, error) {
+		smp, err := q(ctx, s, e, id)
+		if err == nil {
+			r.mu.Lock()
+			r.samples[e.ConnectAddress().String()] = append(r.samples[e.ConnectAddress().String()], smp)
+			r.mu.Unlock()
+		}
+		return smp, err
+	}
+	return r
+}
+
+func (r *pollRecorder) of(ip string) []ThreadPoolSample {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]ThreadPoolSample(nil), r.samples[ip]...)
+}
+
+// TestServerLoadFollowsSlowNode: a node is slowed and loaded by another
+// client; the poller's q_s for it rises by the second poll after the queue
+// formed (sample-counted, not timed), and falls back when the load stops.
+func TestServerLoadFollowsSlowNode(t *testing.T) {
+	c := startSim(t, sim.Config{Nodes: 3, Seed: 5, Model: sim.ServiceModel{Workers: 2, MeanService: 2 * time.Millisecond}})
+	const interval = 50 * time.Millisecond
+	p, err := New(WithServerLoad(interval))
+	require.NoError(t, err)
+	rec := recordPolls(p)
+	s := loadSession(t, c, p, quietLogger{})
+	createKeyspace(t, s, "sl", "{'class':'SimpleStrategy','replication_factor':3}")
+	require.NoError(t, s.Query("INSERT INTO sl.usertable (y_id, field0) VALUES ('k', 'v')").Exec())
+	slow := c.Hosts()[2]
+	require.Eventually(t, func() bool { return hostStats(p, slow).HasServerLoad }, 5*time.Second, 10*time.Millisecond)
+	assert.Less(t, hostStats(p, slow).ServerQueue, 2.0)
+
+	m := c.Node(slow).Model()
+	m.Slowdown = 10
+	require.NoError(t, c.Node(slow).SetModel(m))
+	// Another client (not this policy) queues 16 reads at a time on it.
+	other := gocql.NewCluster(slow)
+	other.Port = c.Port()
+	other.HostFilter = gocql.WhiteListHostFilter(slow)
+	other.Timeout = 10 * time.Second
+	os, err := other.CreateSession()
+	require.NoError(t, err)
+	defer os.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for i := 0; i < 16; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				var v string
+				_ = os.Query("SELECT field0 FROM sl.usertable WHERE y_id = 'k'").WithContext(ctx).Scan(&v)
+			}
+		}()
+	}
+	defer func() { cancel(); wg.Wait() }()
+	require.Eventually(t, func() bool {
+		tp := c.Node(slow).ThreadPools()
+		return tp[0].PendingTasks >= 8
+	}, 5*time.Second, time.Millisecond)
+	before := len(rec.of(slow))
+	require.Eventually(t, func() bool { return len(rec.of(slow)) >= before+2 }, 5*time.Second, 5*time.Millisecond)
+	got := rec.of(slow)[before : before+2]
+	assert.True(t, got[0].Pending+got[0].Active >= 8 || got[1].Pending+got[1].Active >= 8, "samples after the queue formed: %+v", got)
+	require.Eventually(t, func() bool { return hostStats(p, slow).ServerQueue >= 8 }, 5*time.Second, 5*time.Millisecond)
+	st := hostStats(p, slow)
+	assert.Greater(t, st.ServerServiceTime, 5*time.Millisecond, "1/mu_s of a node 10x slower than 2ms")
+	for _, ip := range c.Hosts()[:2] {
+		assert.Less(t, hostStats(p, ip).ServerQueue, 8.0, ip)
+	}
+	// C3 now ranks the slow node last for our reads.
+	v := p.Tracker().Host(st.ID).View(p.r.Tracker().Clock().Now())
+	assert.Equal(t, 1.0, v.ServerLoadWeight)
+	cancel()
+	wg.Wait()
+	require.Eventually(t, func() bool { return hostStats(p, slow).ServerQueue < 2 }, 5*time.Second, 5*time.Millisecond)
+	assert.Zero(t, p.ServerLoadCounters().Skipped)
+}
+
+// TestServerLoadSkipsHostWithoutTable: a node that answers like Cassandra
+// 3.x is logged once and not polled again; user queries see no error.
+func TestServerLoadSkipsHostWithoutTable(t *testing.T) {
+	c := startSim(t, sim.Config{Nodes: 3, Seed: 6, Model: sim.ServiceModel{Workers: 4, MeanService: time.Millisecond}})
+	legacy := c.Hosts()[1]
+	c.Node(legacy).SetVirtualTables(false)
+	const interval = 20 * time.Millisecond
+	p, err := New(WithServerLoad(interval))
+	require.NoError(t, err)
+	log := &captureLogger{}
+	s := loadSession(t, c, p, log)
+	createKeyspace(t, s, "sl3", "{'class':'SimpleStrategy','replication_factor':3}")
+	require.Eventually(t, func() bool { return len(p.ServerLoadCounters().Skipped) == 1 }, 5*time.Second, 5*time.Millisecond)
+	for i := 0; i < 200; i++ {
+		require.NoError(t, s.Query("INSERT INTO sl3.usertable (y_id, field0) VALUES (?, 'v')", fmt.Sprint(i)).Exec())
+		var v string
+		require.NoError(t, s.Query("SELECT field0 FROM sl3.usertable WHERE y_id = ?", fmt.Sprint(i)).Scan(&v))
+	}
+	polls := p.ServerLoadCounters().Polls
+	require.Eventually(t, func() bool { return p.ServerLoadCounters().Polls >= polls+10 }, 5*time.Second, 5*time.Millisecond)
+	lines := log.matching("server-load polling is off")
+	require.Len(t, lines, 1, "one log line")
+	assert.Contains(t, lines[0], legacy)
+	assert.False(t, hostStats(p, legacy).HasServerLoad)
+	for _, ip := range []string{c.Hosts()[0], c.Hosts()[2]} {
+		assert.True(t, hostStats(p, ip).HasServerLoad, ip)
+	}
+	assert.Equal(t, []string{hostStats(p, legacy).ID}, p.ServerLoadCounters().Skipped)
+}
+
+// TestServerLoadPollTimeoutDoesNotTouchUserQueries: polls of one host
+// hang until their timeout; user queries on that host are neither delayed
+// nor failed, the host keeps being polled and gets no sample.
+func TestServerLoadPollTimeoutDoesNotTouchUserQueries(t *testing.T) {
+	c := startSim(t, sim.Config{Nodes: 3, Seed: 7, Model: sim.ServiceModel{ZeroService: true}})
+	const interval = 30 * time.Millisecond
+	p, err := New(WithServerLoad(interval))
+	require.NoError(t, err)
+	hung := c.Hosts()[0]
+	var timeouts atomic.Int64
+	q := p.pollQuery
+	p.pollQuery = func(ctx context.Context, s *gocql.Session, e *gocql.HostInfo, id string) (ThreadPoolSample, error) {
+		if e.ConnectAddress().String() == hung {
+			<-ctx.Done() // a poll that never comes back in time
+			timeouts.Add(1)
+		}
+		return q(ctx, s, e, id) // the real query with the expired context
+	}
+	s := loadSession(t, c, p, quietLogger{})
+	createKeyspace(t, s, "slt", "{'class':'SimpleStrategy','replication_factor':3}")
+	require.Eventually(t, func() bool { return timeouts.Load() >= 3 }, 5*time.Second, 5*time.Millisecond)
+	var slowest time.Duration
+	for i := 0; i < 300; i++ {
+		start := time.Now()
+		var v string
+		err := s.Query("SELECT field0 FROM slt.usertable WHERE y_id = ?", fmt.Sprint(i)).Scan(&v)
+		require.ErrorIs(t, err, gocql.ErrNotFound)
+		slowest = max(slowest, time.Since(start))
+	}
+	// Every replica set contains the hung host; no query waited for a poll
+	// (a poll holds nothing a user query needs). Generous bound: 10 intervals.
+	assert.Less(t, slowest, 10*interval)
+	for _, st := range p.Stats() {
+		assert.Zero(t, st.InFlight, st.Address)
+	}
+	assert.False(t, hostStats(p, hung).HasServerLoad)
+	assert.True(t, hostStats(p, c.Hosts()[1]).HasServerLoad)
+	n := timeouts.Load()
+	require.Eventually(t, func() bool { return timeouts.Load() > n }, 5*time.Second, 5*time.Millisecond, "still polled")
+	assert.GreaterOrEqual(t, p.ServerLoadCounters().Failures, uint64(n))
+	assert.Empty(t, p.ServerLoadCounters().Skipped, "a timeout is not permanent")
+}
+
+// TestServerLoadHostDownMidPollAndRestart: the node goes down while its
+// poll is in flight, other hosts are still polled, and after the restart
+// (thread-pool counters reset) its samples give non-negative estimates.
+func TestServerLoadHostDownMidPollAndRestart(t *testing.T) {
+	c := startSim(t, sim.Config{Nodes: 3, Seed: 8, Model: sim.ServiceModel{Workers: 2, MeanService: time.Millisecond}})
+	const interval = 30 * time.Millisecond
+	p, err := New(WithServerLoad(interval))
+	require.NoError(t, err)
+	victim := c.Hosts()[2]
+	var stopOnce sync.Once
+	stopped := make(chan error, 1)
+	arm := make(chan struct{})
+	rec := recordPolls(p)
+	q := p.pollQuery
+	p.pollQuery = func(ctx context.Context, s *gocql.Session, e *gocql.HostInfo, id string) (ThreadPoolSample, error) {
+		if e.ConnectAddress().String() == victim {
+			select {
+			case <-arm:
+				stopOnce.Do(func() { stopped <- c.Node(victim).Stop() }) // down mid-poll
+			default:
+			}
+		}
+		return q(ctx, s, e, id)
+	}
+	s := loadSession(t, c, p, quietLogger{})
+	createKeyspace(t, s, "sld", "{'class':'SimpleStrategy','replication_factor':3}")
+	for i := 0; i < 300; i++ { // counters to reset
+		require.NoError(t, s.Query("INSERT INTO sld.usertable (y_id, field0) VALUES (?, 'v')", fmt.Sprint(i)).Exec())
+	}
+	require.Eventually(t, func() bool {
+		smp := rec.of(victim)
+		return len(smp) >= 2 && smp[len(smp)-1].Completed > 0
+	}, 5*time.Second, 5*time.Millisecond, "the victim served some of the writes")
+	before := rec.of(victim)
+	close(arm)
+	require.NoError(t, <-stopped)
+	others := len(rec.of(c.Hosts()[0]))
+	require.Eventually(t, func() bool { return len(rec.of(c.Hosts()[0])) >= others+3 }, 5*time.Second, 5*time.Millisecond,
+		"the other hosts are still polled")
+	// User queries keep working on the remaining replicas.
+	for i := 0; i < 50; i++ {
+		var v string
+		require.NoError(t, s.Query("SELECT field0 FROM sld.usertable WHERE y_id = ?", fmt.Sprint(i)).Scan(&v))
+	}
+	require.NoError(t, c.Node(victim).Restart())
+	require.Eventually(t, func() bool { return len(rec.of(victim)) >= len(before)+3 }, 10*time.Second, 5*time.Millisecond,
+		"polled again after the restart")
+	all := rec.of(victim)
+	assert.Less(t, all[len(all)-1].Completed, before[len(before)-1].Completed, "the restart reset the counters")
+	st := hostStats(p, victim)
+	assert.GreaterOrEqual(t, st.ServerServiceTime, time.Duration(0))
+	assert.GreaterOrEqual(t, st.ServerQueue, 0.0)
+	assert.True(t, st.HasServerLoad)
+}
