@@ -33,6 +33,8 @@
 //     on idempotent queries) works with this policy: set
 //     WithDriverSpeculation, or the policy stops pooling idempotent plans by
 //     itself at the first late call it sees (TestDriverSpeculation).
+//   - Server-load polling (WithServerLoad) pins each poll to its host with
+//     Query.SetHostID instead of planning it in Pick (serverload.go).
 //   - Logging goes to the ClusterConfig's StructuredLogger (Warning), else
 //     to the standard log package.
 //
