@@ -1,0 +1,140 @@
+package route
+
+import (
+	"github.com/tailroute/tailroute/internal/core"
+	"github.com/tailroute/tailroute/tracker"
+)
+
+// rank fills st.cand with the up local replicas (or, without token
+// information, a random sample of up local hosts) and orders them.
+func (st *queryState[H, S]) rank() {
+	p := st.r
+	t := st.tbl
+	st.rnd = core.Rand(rand64())
+	n := 0
+	if st.routed {
+		for _, i := range st.replicas {
+			if n == maxCand {
+				break
+			}
+			e := t.hosts[i]
+			if e.local && e.up.Load() { // gocql's own state is checked at hand-out
+				st.cand[n] = core.Candidate{Host: i}
+				n++
+			}
+		}
+	} else if len(t.local) > 0 {
+		start := st.rnd.Intn(len(t.local))
+		for k := 0; k < len(t.local) && n < p.cfg.maxCandidates; k++ {
+			i := t.local[(start+k)%len(t.local)]
+			if t.hosts[i].up.Load() {
+				st.cand[n] = core.Candidate{Host: i}
+				n++
+			}
+		}
+	}
+	st.ncand = n
+	st.fbStart = int(st.rnd.Next() >> 33) // fallback starts at a random host
+	if n == 0 {
+		return
+	}
+	c := st.cand[:n]
+	switch p.cfg.strategy {
+	case RoundRobin:
+		core.OrderRoundRobin(c, p.rr.Add(1))
+	case P2C:
+		now := p.clock.Now()
+		st.now, st.haveNow = now, true
+		for k := range c {
+			h := t.hosts[c[k].Host].h
+			c[k].InFlight = h.Outstanding(now)
+			c[k].Busy = h.Busy(now, int64(p.cfg.busyInFlight), p.cfg.busyNoResponse)
+			c[k].Success = float32(h.SuccessRate(now))
+			c[k].Stale = c[k].InFlight == 0 && h.SinceResponse(now) >= p.cfg.probeAfter
+		}
+		if n := core.DemoteUnhealthy(c, &st.rnd, p.cfg.healthTol); n > 0 {
+			p.demoted.Add(uint64(n))
+			core.ProbeDemoted(c)
+		}
+		core.OrderP2C(c, &st.rnd)
+		if p.cfg.probeP > 0 && st.rnd.Float() < p.cfg.probeP && core.PromoteStale(c, len(c)) {
+			p.probes.Add(1)
+		}
+	default:
+		st.rankC3(c)
+	}
+}
+
+// rankC3 implements Algorithm 1 with the C3 score: materially less healthy
+// replicas last (core.DemoteUnhealthy), sort by score (busy hosts last while
+// a majority is healthy), occasionally probe a stale replica, then
+// send to the first replica within its rate; if none is, wait for the next
+// rate window (bounded by MaxBackpressureWait) and then send to the best
+// within rate, or to the best replica anyway.
+func (st *queryState[H, S]) rankC3(c []core.Candidate) {
+	p := st.r
+	t := st.tbl
+	cfg := &p.cfg
+	now := p.clock.Now()
+	st.now, st.haveNow = now, true
+	busyN := int64(cfg.busyInFlight)
+	limited := p.rateLimited()
+	for k := range c {
+		h := t.hosts[c[k].Host].h
+		v := h.View(now)
+		c[k].Score = p.score(v)
+		c[k].InFlight = v.Outstanding()
+		c[k].Busy = v.Busy(busyN, cfg.busyNoResponse)
+		c[k].Stale = v.InFlight == 0 && v.SinceResponse >= cfg.probeAfter
+		c[k].Success = float32(v.SuccessRate)
+		if limited {
+			c[k].InRate = !p.stalled(v) && h.WithinRate(now)
+		}
+	}
+	if n := core.DemoteUnhealthy(c, &st.rnd, cfg.healthTol); n > 0 {
+		p.demoted.Add(uint64(n))
+		core.ProbeDemoted(c)
+	}
+	eligible := core.OrderByScore(c, &st.rnd, cfg.jitter)
+	// Probes may pick any replica, demoted ones included: a host that fails
+	// no longer gets traffic otherwise, and its recovery would go unseen.
+	if cfg.probeP > 0 && st.rnd.Float() < cfg.probeP && core.PromoteStale(c, len(c)) {
+		p.probes.Add(1)
+		return
+	}
+	if !limited || core.PromoteInRate(c, eligible) {
+		return
+	}
+	// Backpressure: every eligible replica is over its sending rate.
+	if cfg.maxWait > 0 {
+		wait := t.hosts[c[0].Host].h.UntilNextRateWindow(now)
+		if wait > cfg.maxWait {
+			wait = cfg.maxWait
+		}
+		p.waits.Add(1)
+		p.clock.Sleep(wait)
+		now = p.clock.Now()
+		st.now = now
+		for k := 0; k < eligible; k++ {
+			c[k].InRate = t.hosts[c[k].Host].h.WithinRate(now)
+		}
+		if core.PromoteInRate(c, eligible) {
+			return
+		}
+	}
+	p.overRate.Add(1) // send to the best replica anyway
+}
+
+// score is the C3 score Psi_s of a host's view. Health is not part of it:
+// dividing by successRate^3 is no match for qhat^3 (one more request in
+// flight on a healthy replica outweighs a 50 % failure rate), so health
+// orders replicas before the score does (core.DemoteUnhealthy).
+func (p *Router[H, S]) score(v tracker.View) float64 {
+	return core.C3Score(v.ResponseTime, v.ServiceTime, v.QueueSize, v.Outstanding(), p.cfg.weight)
+}
+
+// stalled reports whether a host owes responses and has been silent for
+// max(StallMin, StallFactor*R_s) (see WithStall).
+func (p *Router[H, S]) stalled(v tracker.View) bool {
+	return v.Silence > 0 && float64(v.Silence) >= max(float64(p.cfg.stallMin), p.cfg.stallFactor*v.ResponseTime)
+}
