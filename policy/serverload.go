@@ -175,7 +175,6 @@ func (le *loadEstimator) add(s ThreadPoolSample) (queue float64, serviceTime tim
 type serverLoadPoller struct {
 	p        *Policy
 	interval time.Duration
-	logger   atomic.Pointer[gocql.StdLogger]
 
 	mu      sync.Mutex
 	sess    *gocql.Session
@@ -193,13 +192,7 @@ func newServerLoadPoller(p *Policy, interval time.Duration) *serverLoadPoller {
 		query: queryThreadPools}
 }
 
-func (sl *serverLoadPoller) logf(format string, args ...any) {
-	var l gocql.StdLogger = gocql.Logger
-	if lp := sl.logger.Load(); lp != nil {
-		l = *lp
-	}
-	l.Printf(format, args...)
-}
+func (sl *serverLoadPoller) logf(format string, args ...any) { sl.p.logf(format, args...) }
 
 // start polls through s; hosts are picked up as they are added.
 func (sl *serverLoadPoller) start(s *gocql.Session) {
@@ -281,7 +274,7 @@ func (sl *serverLoadPoller) pollOnce(s *gocql.Session, e *hostEntry, est *loadEs
 			sl.mu.Lock()
 			sl.skipped[e.id] = true
 			sl.mu.Unlock()
-			sl.logf("tailroute: host %s answers %v to %s: server-load polling is off for this host (Cassandra 4.0+ has the table)",
+			sl.logf("host %s answers %v to %s: server-load polling is off for this host (Cassandra 4.0+ has the table)",
 				e.info.ConnectAddressAndPort(), err, threadPoolsQuery)
 			return false
 		}
