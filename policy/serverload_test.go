@@ -128,7 +128,7 @@ func loadSession(t *testing.T, c *sim.Cluster, p *Policy, logger gocql.StdLogger
 	cl.ConnectTimeout = 10 * time.Second
 	cl.ReconnectInterval = 200 * time.Millisecond
 	cl.Logger = logger
-	Wire(cl, p)
+	require.NoError(t, Wire(cl, p))
 	s, err := cl.CreateSession()
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
