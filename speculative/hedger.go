@@ -357,7 +357,7 @@ type Stats struct {
 
 // Stats returns a snapshot of the counters.
 func (h *Hedger) Stats() Stats {
-	r, hd, res := h.budget.window(h.nowNs())
+	r, hd, res := h.budget.Window(h.nowNs())
 	return Stats{
 		Executions:     h.executions.Load(),
 		Eligible:       h.eligible.Load(),

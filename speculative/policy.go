@@ -141,9 +141,9 @@ func (p *Policy) Pick(qry gocql.ExecutableQuery) gocql.NextHost {
 	h := p.h
 	h.executions.Add(1)
 	now := h.nowNs()
-	h.budget.request(now)
+	h.budget.Request(now)
 	if h.burst != nil {
-		h.burst.request(now)
+		h.burst.Request(now)
 	}
 	if qry == nil || !qry.IsIdempotent() || disabled(qry.Context()) {
 		return p.inner.Pick(qry)
@@ -155,11 +155,11 @@ func (p *Policy) Pick(qry gocql.ExecutableQuery) gocql.NextHost {
 		h.tooFewHosts.Add(1)
 	case !h.burstAllows(now):
 		h.burstDenied.Add(1)
-	case !h.budget.tryReserve(now):
+	case !h.budget.TryReserve(now):
 		h.budgetDenied.Add(1)
 	default:
 		if !setSpec(qry, &h.spec) {
-			h.budget.release()
+			h.budget.Release()
 			return p.inner.Pick(qry)
 		}
 		h.armed.Add(1)
@@ -272,7 +272,7 @@ func (st *execState) next() gocql.SelectedHost {
 	if sel == nil {
 		if st.reserved && !st.hedged {
 			st.reserved = false
-			st.h.budget.release()
+			st.h.budget.Release()
 		}
 		return nil
 	}
@@ -310,7 +310,7 @@ func (st *execState) hedge() gocql.SelectedHost {
 		h.noTarget.Add(1)
 		if st.reserved {
 			st.reserved = false
-			h.budget.release()
+			h.budget.Release()
 		}
 		return nil
 	}
@@ -318,9 +318,9 @@ func (st *execState) hedge() gocql.SelectedHost {
 	if !st.reserved {
 		h.unreserved.Add(1)
 	}
-	h.budget.charge(now, st.reserved)
+	h.budget.Charge(now, st.reserved)
 	if h.burst != nil {
-		h.burst.charge(now, false)
+		h.burst.Charge(now, false)
 	}
 	st.reserved = false
 	st.hedgeSlot = st.hand(target)
@@ -379,7 +379,7 @@ func (s *hostSlot) Mark(err error) {
 	if st.reserved && !st.hedged {
 		// the first attempt ended before the hedge fired: give the token back
 		st.reserved = false
-		h.budget.release()
+		h.budget.Release()
 	}
 	st.mu.Unlock()
 }

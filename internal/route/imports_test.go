@@ -39,11 +39,12 @@ func importsModule(list []string, mod string) bool {
 }
 
 // TestCoreImportsNoDriver: the driver-free core (this package, internal/core,
+// internal/hedge,
 // tracker) imports neither driver, and each driver's adapters build
 // without the other driver.
 func TestCoreImportsNoDriver(t *testing.T) {
 	const mod = "github.com/tailroute/tailroute/"
-	core := deps(t, mod+"internal/route", mod+"internal/core", mod+"tracker", mod+"internal/murmur3", mod+"policy/promstats")
+	core := deps(t, mod+"internal/route", mod+"internal/core", mod+"tracker", mod+"internal/murmur3", mod+"internal/hedge", mod+"policy/promstats")
 	if len(core) < 5 {
 		t.Fatalf("go list -deps returned %d packages: %v", len(core), core)
 	}
