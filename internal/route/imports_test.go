@@ -69,4 +69,5 @@ var adapters = []struct{ pkg, driver, other string }{
 	{"policy", driverV1, driverV2},
 	{"speculative", driverV1, driverV2},
 	{"apache/policy", driverV2, driverV1},
+	{"apache/speculative", driverV2, driverV1},
 }
