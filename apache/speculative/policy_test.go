@@ -7,8 +7,11 @@ import (
 	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tailroute/tailroute/speculative/promstats"
 )
 
 // fakeQuery is the part of the driver's per-execution request that Pick
@@ -150,4 +153,24 @@ func TestWireErrors(t *testing.T) {
 	_, err = New(WithQuantile(2))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Quantile")
+}
+
+// TestPromstatsReadsV2Hedger: speculative/promstats builds without the v1
+// driver and collects the v2 Hedger's Stats.
+func TestPromstatsReadsV2Hedger(t *testing.T) {
+	h, err := New(WithSource(fixedSource(10 * time.Millisecond)))
+	require.NoError(t, err)
+	p := h.Wrap(&fakePolicy{})
+	p.Pick(&fakeQuery{ctx: context.Background()})
+	reg := prometheus.NewRegistry()
+	require.NoError(t, reg.Register(promstats.New(h, prometheus.Labels{"driver": "v2"})))
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	var got float64 = -1
+	for _, mf := range mfs {
+		if mf.GetName() == "tailroute_hedge_executions_total" {
+			got = mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	assert.Equal(t, 1.0, got)
 }

@@ -44,7 +44,7 @@ func importsModule(list []string, mod string) bool {
 // without the other driver.
 func TestCoreImportsNoDriver(t *testing.T) {
 	const mod = "github.com/tailroute/tailroute/"
-	core := deps(t, mod+"internal/route", mod+"internal/core", mod+"tracker", mod+"internal/murmur3", mod+"internal/hedge", mod+"policy/promstats")
+	core := deps(t, mod+"internal/route", mod+"internal/core", mod+"tracker", mod+"internal/murmur3", mod+"internal/hedge", mod+"policy/promstats", mod+"speculative/promstats")
 	if len(core) < 5 {
 		t.Fatalf("go list -deps returned %d packages: %v", len(core), core)
 	}
