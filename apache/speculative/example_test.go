@@ -2,6 +2,7 @@ package speculative_test
 
 import (
 	"context"
+	"log"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
@@ -15,10 +16,10 @@ func Example() {
 	cluster.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
 	h, err := speculative.New() // p95 of its own Recorder, 5% budget
 	if err != nil {
-		panic(err)
+		log.Fatal(err)
 	}
 	if err := speculative.Wire(cluster, h); err != nil {
-		panic(err)
+		log.Fatal(err)
 	}
 	read := func(ctx context.Context, s *gocql.Session, key string) (string, error) {
 		q := s.Query("SELECT field0 FROM usertable WHERE y_id = ?", key).Idempotent(true)
