@@ -132,9 +132,9 @@ func BenchmarkBudgetParallel(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			now := int64(time.Since(start))
-			bg.request(now)
-			if bg.tryReserve(now) {
-				bg.release()
+			bg.Request(now)
+			if bg.TryReserve(now) {
+				bg.Release()
 			}
 		}
 	})

@@ -1,391 +1,142 @@
 package speculative
 
 import (
-	"fmt"
-	"math"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gocql/gocql"
+
+	"github.com/tailroute/tailroute/internal/hedge"
 )
 
 // LatencySource supplies the recent latency distribution the hedge delay
 // follows. tracker.Tracker implements it; so does Recorder.
-type LatencySource interface {
-	// LatencyQuantile returns the q-quantile of recent latencies; false
-	// when there are too few samples.
-	LatencyQuantile(q float64) (time.Duration, bool)
-}
+type LatencySource = hedge.LatencySource
+
+// SilenceSource is a LatencySource that also reports how long the most
+// silent host has owed a response (tracker.Tracker.MaxSilence). The burst
+// cap needs it to tell a stall from a slow phase.
+type SilenceSource = hedge.SilenceSource
+
+// Option configures a Hedger.
+type Option = hedge.Option
+
+// Stats is a snapshot of the Hedger's counters since it was created; see
+// hedge.Stats for the fields.
+type Stats = hedge.Stats
 
 // Defaults.
 const (
-	DefaultQuantile        = 0.95                   // hedge after the p95 (Tail at Scale)
-	DefaultMinDelay        = time.Millisecond       // ~2 network message delays (Tail at Scale, tied requests)
-	DefaultMaxDelay        = 500 * time.Millisecond // upper clamp; also the delay while no estimate exists
-	DefaultRefreshInterval = 100 * time.Millisecond
-	DefaultBudgetFraction  = 0.05 // at most 5% of requests get a hedge
-	DefaultBudgetWindow    = 10 * time.Second
-	DefaultErrorHoldoff    = time.Second
+	DefaultQuantile        = hedge.DefaultQuantile        // hedge after the p95 (Tail at Scale)
+	DefaultMinDelay        = hedge.DefaultMinDelay        // ~2 network message delays (Tail at Scale, tied requests)
+	DefaultMaxDelay        = hedge.DefaultMaxDelay        // upper clamp; also the delay while no estimate exists
+	DefaultRefreshInterval = hedge.DefaultRefreshInterval // 100ms
+	DefaultBudgetFraction  = hedge.DefaultBudgetFraction  // at most 5% of requests get a hedge
+	DefaultBudgetWindow    = hedge.DefaultBudgetWindow    // 10s
+	DefaultErrorHoldoff    = hedge.DefaultErrorHoldoff    // 1s
+	DefaultBurstHorizon    = hedge.DefaultBurstHorizon    // 200ms
+	DefaultBurstFactor     = hedge.DefaultBurstFactor     // 3
+	DefaultBurstFloor      = hedge.DefaultBurstFloor      // 2
 )
-
-type config struct {
-	source       LatencySource
-	quantile     float64
-	minDelay     time.Duration
-	maxDelay     time.Duration
-	refresh      time.Duration
-	fraction     float64
-	window       time.Duration
-	errorHoldoff time.Duration
-	burstHorizon time.Duration
-	burstFactor  float64
-	burstFloor   int
-	now          func() time.Time
-}
-
-// Option configures a Hedger.
-type Option func(*config) error
 
 // WithSource sets the latency source the hedge delay follows, e.g. the
 // tracker of our policy package (p.Tracker()). Default: a Recorder the
 // Hedger owns, which Wire installs as the cluster's QueryObserver.
-func WithSource(s LatencySource) Option {
-	return func(c *config) error {
-		if isNil(s) {
-			return fmt.Errorf("speculative: Source = %T(nil), want a non-nil LatencySource", s)
-		}
-		c.source = s
-		return nil
-	}
-}
+func WithSource(s LatencySource) Option { return hedge.WithSource(s) }
 
 // WithQuantile sets which latency quantile the hedge delay follows; default
 // 0.95 (p95). Allowed (0, 1).
-func WithQuantile(q float64) Option {
-	return func(c *config) error {
-		if !(q > 0 && q < 1) {
-			return fmt.Errorf("speculative: Quantile = %v, allowed (0, 1) exclusive", q)
-		}
-		c.quantile = q
-		return nil
-	}
-}
+func WithQuantile(q float64) Option { return hedge.WithQuantile(q) }
 
 // WithDelayBounds clamps the hedge delay to [min, max]; default [1ms,
 // 500ms]. While the source has no estimate the delay is max. Allowed
 // 1µs <= min <= max <= 1h.
-func WithDelayBounds(min, max time.Duration) Option {
-	return func(c *config) error {
-		if min < time.Microsecond || min > time.Hour {
-			return fmt.Errorf("speculative: MinDelay = %v, allowed 1µs..1h", min)
-		}
-		if max < min || max > time.Hour {
-			return fmt.Errorf("speculative: MaxDelay = %v, allowed MinDelay (%v)..1h", max, min)
-		}
-		c.minDelay, c.maxDelay = min, max
-		return nil
-	}
-}
+func WithDelayBounds(min, max time.Duration) Option { return hedge.WithDelayBounds(min, max) }
 
 // WithRefreshInterval sets how often the hedge delay is recomputed from the
 // source; default 100ms. Allowed 1ms..1h.
-func WithRefreshInterval(d time.Duration) Option {
-	return func(c *config) error {
-		if d < time.Millisecond || d > time.Hour {
-			return fmt.Errorf("speculative: RefreshInterval = %v, allowed 1ms..1h", d)
-		}
-		c.refresh = d
-		return nil
-	}
-}
+func WithRefreshInterval(d time.Duration) Option { return hedge.WithRefreshInterval(d) }
 
 // WithBudget caps hedges to fraction of the requests seen over a sliding
 // window; default 5% over 10s. Allowed fraction [0, 1] (0 = never hedge),
 // window 20ms..24h.
 func WithBudget(fraction float64, window time.Duration) Option {
-	return func(c *config) error {
-		if !(fraction >= 0 && fraction <= 1) {
-			return fmt.Errorf("speculative: BudgetFraction = %v, allowed [0, 1]", fraction)
-		}
-		if window < 20*time.Millisecond || window > 24*time.Hour {
-			return fmt.Errorf("speculative: BudgetWindow = %v, allowed 20ms..24h", window)
-		}
-		c.fraction, c.window = fraction, window
-		return nil
-	}
+	return hedge.WithBudget(fraction, window)
 }
 
 // WithErrorHoldoff makes hedges skip hosts that returned an error (timeout,
-// overload, connection error...) within d, so a hedge is not sent to a host
-// likely to answer with a fast error that would win the race; default 1s,
-// 0 turns it off. Allowed 0..1h. If every remaining host failed recently,
-// the hedge goes to the first of them rather than nowhere.
-func WithErrorHoldoff(d time.Duration) Option {
-	return func(c *config) error {
-		if d < 0 || d > time.Hour {
-			return fmt.Errorf("speculative: ErrorHoldoff = %v, allowed 0..1h", d)
-		}
-		c.errorHoldoff = d
-		return nil
-	}
-}
+// overload, connection error...) within d; default 1s, 0 turns it off.
+// Allowed 0..1h. See hedge.WithErrorHoldoff.
+func WithErrorHoldoff(d time.Duration) Option { return hedge.WithErrorHoldoff(d) }
 
 // WithClock injects the clock (tests); default time.Now.
-func WithClock(now func() time.Time) Option {
-	return func(c *config) error {
-		if now == nil {
-			return fmt.Errorf("speculative: Clock = nil, want a func() time.Time")
-		}
-		c.now = now
-		return nil
-	}
+func WithClock(now func() time.Time) Option { return hedge.WithClock(now) }
+
+// WithBurstCap sets the burst cap on hedges within a short horizon; see
+// hedge.WithBurstCap (defaults DefaultBurstHorizon, DefaultBurstFactor,
+// DefaultBurstFloor; horizon 0 turns the cap off; allowed horizon 0 or
+// 10ms..1min, factor 1..100, floor 0..1000000).
+func WithBurstCap(horizon time.Duration, factor float64, floor int) Option {
+	return hedge.WithBurstCap(horizon, factor, floor)
 }
 
 // Hedger is an adaptive, budgeted hedged-request controller for gocql
 // (Tail at Scale: "defer sending a secondary request until the first
 // request has been outstanding for more than the 95th-percentile expected
 // latency"). It does nothing by itself: wrap a HostSelectionPolicy with
-// Wrap (or call Wire) to hedge every idempotent query of a session.
+// Wrap (or call Wire) to hedge every idempotent query of a session. The
+// driver-free logic is hedge.Hedger; this type adds gocql's wrapper.
 //
 // A Hedger is safe for concurrent use. Share one Hedger between sessions
 // only if they should share one budget.
 type Hedger struct {
-	cfg  config
-	rec  *Recorder // the built-in source, when no WithSource was given
-	base time.Time
-
-	delay       atomic.Int64 // current hedge delay, ns
-	nextRefresh atomic.Int64 // ns since base when the delay is due for a refresh
-
-	budget  *budget
-	burst   *budget       // hedges and executions over the burst horizon; nil when the cap is off
-	silence SilenceSource // the source, when it reports silence
-	spec    armedSpec
-
-	// budget-pressure controller (see doc.go, "Hedge delay"); guarded by ctlMu,
-	// taken only by the one caller per refresh interval that refreshes.
-	ctlMu                sync.Mutex
-	exceed               float64 // 1 - effective quantile
-	lastCtl              int64
-	lastExec, lastHedges uint64
-	effQuantile          atomic.Uint64 // math.Float64bits of 1 - exceed
-
-	hostErr sync.Map // *gocql.HostInfo -> *atomic.Int64: ns since base of the host's last error
-
-	executions, eligible, armed, hedges atomic.Uint64
-	budgetDenied, noTarget, unreserved  atomic.Uint64
-	tooFewHosts                         atomic.Uint64
-	burstDenied, burstLifted, won, lost atomic.Uint64
-	hedgesInFlight                      atomic.Int64
+	core   *hedge.Hedger
+	rec    *Recorder // the built-in source, when no WithSource was given
+	budget *budget
+	burst  *budget // nil when the burst cap is off
+	spec   armedSpec
 }
+
+// armedSpec is the gocql.SpeculativeExecutionPolicy the wrapped policy puts
+// on an armed execution: one extra attempt after the current delay.
+type armedSpec = hedge.Spec
 
 // New returns a Hedger; a bad option yields an error naming the field, its
 // value and the allowed range.
 func New(opts ...Option) (*Hedger, error) {
-	c := config{
-		quantile:     DefaultQuantile,
-		minDelay:     DefaultMinDelay,
-		maxDelay:     DefaultMaxDelay,
-		refresh:      DefaultRefreshInterval,
-		fraction:     DefaultBudgetFraction,
-		window:       DefaultBudgetWindow,
-		errorHoldoff: DefaultErrorHoldoff,
-		burstHorizon: DefaultBurstHorizon,
-		burstFactor:  DefaultBurstFactor,
-		burstFloor:   DefaultBurstFloor,
-		now:          time.Now,
+	c, err := hedge.New(opts...)
+	if err != nil {
+		return nil, err
 	}
-	for _, o := range opts {
-		if o == nil {
-			return nil, fmt.Errorf("speculative: nil Option")
-		}
-		if err := o(&c); err != nil {
-			return nil, err
-		}
+	h := &Hedger{core: c, budget: c.Budget(), burst: c.Burst()}
+	if r := c.Recorder(); r != nil {
+		h.rec = &Recorder{r: r}
 	}
-	h := &Hedger{cfg: c, base: c.now()}
-	if c.source == nil {
-		rec, err := NewRecorder(RecorderConfig{Clock: c.now})
-		if err != nil {
-			return nil, err
-		}
-		h.rec = rec
-		h.cfg.source = rec
-	}
-	h.budget = newBudget(c.fraction, int64(c.window))
-	if ss, ok := h.cfg.source.(SilenceSource); ok && c.burstHorizon > 0 {
-		h.silence = ss
-		h.burst = newBudget(c.fraction, int64(c.burstHorizon))
-	}
-	h.spec.h = h
-	h.exceed = 1 - c.quantile
-	h.effQuantile.Store(math.Float64bits(c.quantile))
-	h.delay.Store(int64(c.maxDelay))
-	h.Refresh()
+	h.spec.H = c
 	return h, nil
 }
 
-// Budget-pressure controller constants (see doc.go, "Hedge delay").
-const (
-	// budgetTarget is the share of the budget ordinary hedging is steered
-	// to; the rest is a reserve for bursts such as a stalled node.
-	budgetTarget = 0.7
-	// controlInterval is how often the effective quantile is adjusted.
-	controlInterval = time.Second
-	// minControlRequests is how many executions an adjustment needs.
-	minControlRequests = 50
-	// maxTighten bounds the effective quantile: 1-q_eff >= (1-q)/maxTighten.
-	maxTighten = 50
-)
+func (h *Hedger) nowNs() int64 { return h.core.NowNs() }
 
 // Recorder returns the built-in latency recorder, or nil when the Hedger
 // follows a source given with WithSource.
 func (h *Hedger) Recorder() *Recorder { return h.rec }
 
-func (h *Hedger) nowNs() int64 { return int64(h.cfg.now().Sub(h.base)) }
-
 // Delay returns the current hedge delay: the configured quantile of the
 // source's latencies clamped to [min, max], or max while the source has
 // no estimate.
-func (h *Hedger) Delay() time.Duration { return time.Duration(h.delay.Load()) }
+func (h *Hedger) Delay() time.Duration { return h.core.Delay() }
 
 // Refresh recomputes the hedge delay from the source now. The Hedger also
 // does it by itself at most once per refresh interval, on the path of an
-// eligible query (one caller wins a compare-and-swap and does the work).
-func (h *Hedger) Refresh() {
-	now := h.nowNs()
-	h.nextRefresh.Store(now + int64(h.cfg.refresh))
-	h.refresh(now)
-}
+// eligible query.
+func (h *Hedger) Refresh() { h.core.Refresh() }
 
 // Quantile returns the effective quantile the delay currently follows: the
 // configured one, or higher while ordinary hedging presses on the budget.
-func (h *Hedger) Quantile() float64 { return math.Float64frombits(h.effQuantile.Load()) }
-
-func (h *Hedger) refresh(now int64) {
-	h.ctlMu.Lock()
-	defer h.ctlMu.Unlock()
-	if now-h.lastCtl >= int64(controlInterval) {
-		ex, hd := h.executions.Load(), h.hedges.Load()
-		if dReq := ex - h.lastExec; dReq >= minControlRequests {
-			rate := float64(hd-h.lastHedges) / float64(dReq)
-			h.lastCtl, h.lastExec, h.lastHedges = now, ex, hd
-			target := budgetTarget * h.cfg.fraction
-			if rate > target {
-				h.exceed *= math.Max(0.5, target/rate)
-			} else {
-				h.exceed *= 1.25
-			}
-			base := 1 - h.cfg.quantile
-			h.exceed = math.Min(base, math.Max(base/maxTighten, h.exceed))
-			h.effQuantile.Store(math.Float64bits(1 - h.exceed))
-		}
-	}
-	h.delay.Store(int64(h.computeDelay(1 - h.exceed)))
-}
-
-func (h *Hedger) computeDelay(q float64) time.Duration {
-	d, ok := h.cfg.source.LatencyQuantile(q)
-	switch {
-	case !ok:
-		return h.cfg.maxDelay
-	case d < h.cfg.minDelay:
-		return h.cfg.minDelay
-	case d > h.cfg.maxDelay:
-		return h.cfg.maxDelay
-	}
-	return d
-}
-
-func (h *Hedger) maybeRefresh(nowNs int64) {
-	next := h.nextRefresh.Load()
-	if nowNs < next || !h.nextRefresh.CompareAndSwap(next, nowNs+int64(h.cfg.refresh)) {
-		return
-	}
-	h.refresh(nowNs)
-}
-
-// hostError records that host answered with a host-level error now.
-func (h *Hedger) hostError(host *gocql.HostInfo, nowNs int64) {
-	if h.cfg.errorHoldoff <= 0 || host == nil {
-		return
-	}
-	if v, ok := h.hostErr.Load(host); ok {
-		v.(*atomic.Int64).Store(nowNs)
-		return
-	}
-	v := new(atomic.Int64)
-	v.Store(nowNs)
-	if old, loaded := h.hostErr.LoadOrStore(host, v); loaded {
-		old.(*atomic.Int64).Store(nowNs)
-	}
-}
-
-// recentlyFailed reports whether host had a host-level error within the
-// error holdoff.
-func (h *Hedger) recentlyFailed(host *gocql.HostInfo, nowNs int64) bool {
-	if h.cfg.errorHoldoff <= 0 || host == nil {
-		return false
-	}
-	v, ok := h.hostErr.Load(host)
-	return ok && nowNs-v.(*atomic.Int64).Load() < int64(h.cfg.errorHoldoff)
-}
-
-// Stats is a snapshot of the Hedger's counters since it was created.
-type Stats struct {
-	Executions   uint64        // query executions seen by the wrapped policy (Pick calls)
-	Eligible     uint64        // of those, idempotent and not opted out with Disable
-	Armed        uint64        // of those, allowed to hedge (a budget token was reserved)
-	Hedges       uint64        // hedges that actually fired (extra attempts sent)
-	Won          uint64        // fired hedges whose attempt was the execution's first success
-	Lost         uint64        // fired hedges beaten by a success of an earlier attempt
-	InFlight     int64         // hedges fired whose attempt has not ended yet
-	BudgetDenied uint64        // eligible executions not armed because the budget was spent
-	BurstDenied  uint64        // eligible executions not armed by the burst cap (WithBurstCap)
-	BurstLifted  uint64        // eligible executions over the burst cap, armed because a host was stalled
-	TooFewHosts  uint64        // eligible executions not armed: fewer than 2 hosts up
-	NoTarget     uint64        // hedges that fired but found no host left (see doc.go)
-	Unreserved   uint64        // hedges that fired after their reservation was released (see doc.go)
-	Delay        time.Duration // current hedge delay
-	Quantile     float64       // quantile the delay follows now (>= the configured one under budget pressure)
-	// Budget window: requests and hedges counted in the sliding window,
-	// and reservations currently held.
-	WindowRequests, WindowHedges uint64
-	Reserved                     int64
-}
+func (h *Hedger) Quantile() float64 { return h.core.Quantile() }
 
 // Stats returns a snapshot of the counters.
-func (h *Hedger) Stats() Stats {
-	r, hd, res := h.budget.window(h.nowNs())
-	return Stats{
-		Executions:     h.executions.Load(),
-		Eligible:       h.eligible.Load(),
-		Armed:          h.armed.Load(),
-		Hedges:         h.hedges.Load(),
-		Won:            h.won.Load(),
-		Lost:           h.lost.Load(),
-		InFlight:       h.hedgesInFlight.Load(),
-		BudgetDenied:   h.budgetDenied.Load(),
-		BurstDenied:    h.burstDenied.Load(),
-		BurstLifted:    h.burstLifted.Load(),
-		TooFewHosts:    h.tooFewHosts.Load(),
-		NoTarget:       h.noTarget.Load(),
-		Unreserved:     h.unreserved.Load(),
-		Delay:          h.Delay(),
-		Quantile:       h.Quantile(),
-		WindowRequests: r,
-		WindowHedges:   hd,
-		Reserved:       res,
-	}
-}
-
-// armedSpec is the gocql.SpeculativeExecutionPolicy the wrapped policy puts
-// on an armed execution: one extra attempt after the current delay.
-type armedSpec struct{ h *Hedger }
-
-func (s *armedSpec) Attempts() int        { return 1 }
-func (s *armedSpec) Delay() time.Duration { return s.h.Delay() }
+func (h *Hedger) Stats() Stats { return h.core.Stats() }
 
 // compile-time checks
 var (

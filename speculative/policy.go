@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 
 	"github.com/gocql/gocql"
+
+	"github.com/tailroute/tailroute/internal/hedge"
 )
 
 // Policy wraps a gocql.HostSelectionPolicy (ours or any of gocql's
@@ -41,6 +43,7 @@ type Policy struct {
 	h     *Hedger
 	inner gocql.HostSelectionPolicy
 
+	pl   hedge.Planner[*gocql.HostInfo, gocql.SelectedHost, gocql.ExecutableQuery]
 	upMu sync.Mutex
 	up   map[string]struct{}
 	upN  atomic.Int32
@@ -60,6 +63,11 @@ func (h *Hedger) Wrap(inner gocql.HostSelectionPolicy) gocql.HostSelectionPolicy
 		inner = gocql.RoundRobinHostPolicy()
 	}
 	p := &Policy{h: h, inner: inner, up: map[string]struct{}{}}
+	p.pl = hedge.Planner[*gocql.HostInfo, gocql.SelectedHost, gocql.ExecutableQuery]{
+		H:         h.core,
+		Pick:      func(q gocql.ExecutableQuery) func() gocql.SelectedHost { return p.inner.Pick(q) },
+		HostError: isHostError,
+	}
 	if _, ok := inner.(gocql.ReadyPolicy); ok {
 		return readyPolicy{p}
 	}
@@ -123,6 +131,15 @@ func Disable(ctx context.Context) context.Context {
 
 func disabled(ctx context.Context) bool { return ctx != nil && ctx.Value(disableKey{}) != nil }
 
+// settable says whether setSpec can set q's speculative execution policy.
+func settable(q gocql.ExecutableQuery) bool {
+	switch q.(type) {
+	case *gocql.Query, *gocql.Batch:
+		return true
+	}
+	return false
+}
+
 // setSpec sets the speculative execution policy of a query or batch.
 func setSpec(q gocql.ExecutableQuery, sp gocql.SpeculativeExecutionPolicy) bool {
 	switch q := q.(type) {
@@ -138,250 +155,21 @@ func setSpec(q gocql.ExecutableQuery, sp gocql.SpeculativeExecutionPolicy) bool 
 
 // Pick implements gocql.HostSelectionPolicy; see Policy.
 func (p *Policy) Pick(qry gocql.ExecutableQuery) gocql.NextHost {
-	h := p.h
-	h.executions.Add(1)
-	now := h.nowNs()
-	h.budget.request(now)
-	if h.burst != nil {
-		h.burst.request(now)
-	}
-	if qry == nil || !qry.IsIdempotent() || disabled(qry.Context()) {
-		return p.inner.Pick(qry)
-	}
-	h.eligible.Add(1)
-	h.maybeRefresh(now)
-	switch {
-	case p.upN.Load() < 2:
-		h.tooFewHosts.Add(1)
-	case !h.burstAllows(now):
-		h.burstDenied.Add(1)
-	case !h.budget.tryReserve(now):
-		h.budgetDenied.Add(1)
-	default:
-		if !setSpec(qry, &h.spec) {
-			h.budget.release()
-			return p.inner.Pick(qry)
-		}
-		h.armed.Add(1)
-		st := &execState{h: h, p: p, qry: qry, it: p.inner.Pick(qry), reserved: true}
-		return st.next
-	}
-	setSpec(qry, gocql.NonSpeculativeExecution{})
-	return p.inner.Pick(qry)
-}
-
-// maxSkips bounds how many unusable hosts (down or already used) one
-// NextHost call skips, against iterators that never end.
-const maxSkips = 1024
-
-// execState is the per-execution state behind the NextHost of an armed
-// execution. gocql serialises NextHost calls but Mark comes from the
-// attempts' goroutines, so fields are guarded by mu (never contended by
-// more than the 2 attempts of one execution).
-type execState struct {
-	h   *Hedger
-	p   *Policy
-	qry gocql.ExecutableQuery
-	it  gocql.NextHost
-
-	mu        sync.Mutex
-	calls     int
-	permits   int  // attempts that ended with an error and may ask for the next host
-	reserved  bool // budget token held
-	hedged    bool
-	spent     bool      // a host of it was marked nil: a pooled plan (policy.Pick) may be recycled, take a fresh one
-	settled   bool      // an attempt has succeeded
-	hedgeSlot *hostSlot // the hedge's slot once it fired
-	slots     [3]hostSlot
-	nslots    int
-	extra     []*hostSlot
-}
-
-func sameHost(a, b *gocql.HostInfo) bool {
-	if a == b {
-		return true
-	}
-	id := a.HostID()
-	return id != "" && id == b.HostID()
-}
-
-func (st *execState) seen(info *gocql.HostInfo) bool {
-	for i := 0; i < st.nslots; i++ {
-		if sameHost(st.slots[i].info, info) {
-			return true
-		}
-	}
-	for _, s := range st.extra {
-		if sameHost(s.info, info) {
-			return true
-		}
-	}
-	return false
-}
-
-// release gives a host pulled from the wrapped iterator but not handed to
-// gocql back to the wrapped policy: Mark(context.Canceled), "no attempt was
-// made", so a policy that counts hosts in flight from NextHost to Mark (ours
-// does, os_s) stays balanced, and ours records no measurement for it.
-func release(sel gocql.SelectedHost) { sel.Mark(context.Canceled) }
-
-// pull returns the wrapped iterator's next host that is up and not yet
-// used by this execution; the hosts it skips are released.
-func (st *execState) pull() gocql.SelectedHost {
-	if st.spent {
-		st.it, st.spent = st.p.inner.Pick(st.qry), false
-	}
-	for i := 0; i < maxSkips; i++ {
-		sel := st.it()
-		if sel == nil {
+	eligible := qry != nil && qry.IsIdempotent() && !disabled(qry.Context())
+	switch p.h.core.Admit(eligible, eligible && settable(qry), p.upN.Load()) {
+	case hedge.Armed:
+		setSpec(qry, &p.h.spec)
+		st := p.pl.NewExec(qry)
+		return func() gocql.SelectedHost {
+			if s := st.Next(); s != nil {
+				return s
+			}
 			return nil
 		}
-		if info := sel.Info(); info != nil && info.IsUp() && !st.seen(info) {
-			return sel
-		}
-		release(sel)
+	case hedge.Deny:
+		setSpec(qry, gocql.NonSpeculativeExecution{})
 	}
-	return nil
-}
-
-func (st *execState) hand(sel gocql.SelectedHost) *hostSlot {
-	var s *hostSlot
-	if st.nslots < len(st.slots) {
-		s = &st.slots[st.nslots]
-		st.nslots++
-	} else {
-		s = new(hostSlot)
-		st.extra = append(st.extra, s)
-	}
-	s.st, s.sel, s.info = st, sel, sel.Info()
-	return s
-}
-
-func (st *execState) next() gocql.SelectedHost {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.calls++
-	if st.calls > 1 {
-		if st.permits > 0 {
-			st.permits--
-		} else if !st.hedged {
-			return st.hedge()
-		}
-	}
-	sel := st.pull()
-	if sel == nil {
-		if st.reserved && !st.hedged {
-			st.reserved = false
-			st.h.budget.release()
-		}
-		return nil
-	}
-	return st.hand(sel)
-}
-
-// hedge picks the hedge's host: the next host of the ranking that did not
-// fail within the error holdoff, else the first one that did, else none.
-// Skipped hosts are released.
-func (st *execState) hedge() gocql.SelectedHost {
-	h := st.h
-	st.hedged = true
-	now := h.nowNs()
-	var target, fallback gocql.SelectedHost
-	for target == nil {
-		sel := st.pull()
-		if sel == nil {
-			break
-		}
-		if !h.recentlyFailed(sel.Info(), now) {
-			target = sel
-		} else if fallback == nil {
-			fallback = sel
-		} else {
-			release(sel)
-		}
-	}
-	switch {
-	case target == nil:
-		target = fallback
-	case fallback != nil:
-		release(fallback)
-	}
-	if target == nil {
-		h.noTarget.Add(1)
-		if st.reserved {
-			st.reserved = false
-			h.budget.release()
-		}
-		return nil
-	}
-	h.hedges.Add(1)
-	if !st.reserved {
-		h.unreserved.Add(1)
-	}
-	h.budget.charge(now, st.reserved)
-	if h.burst != nil {
-		h.burst.charge(now, false)
-	}
-	st.reserved = false
-	st.hedgeSlot = st.hand(target)
-	h.hedgesInFlight.Add(1)
-	return st.hedgeSlot
-}
-
-// hostSlot is a SelectedHost handed to gocql for one execution: it passes
-// everything to the wrapped policy's SelectedHost and keeps the
-// execution's bookkeeping.
-//
-// The host is read once, when handed out: a pooled policy (policy.Pick) may
-// recycle its SelectedHost after the host's last Mark.
-type hostSlot struct {
-	st     *execState
-	sel    gocql.SelectedHost
-	info   *gocql.HostInfo
-	marked bool // guarded by st.mu
-}
-
-func (s *hostSlot) Info() *gocql.HostInfo { return s.info }
-
-func (s *hostSlot) Mark(err error) {
-	st := s.st
-	h := st.h
-	if err == nil {
-		// after Mark(nil) a pooled plan must not be asked again (policy.Pick)
-		st.mu.Lock()
-		st.spent = true
-		st.mu.Unlock()
-	}
-	s.sel.Mark(err)
-	if isHostError(err) {
-		h.hostError(s.info, h.nowNs())
-	}
-	st.mu.Lock()
-	if err != nil {
-		st.permits++
-	}
-	if s == st.hedgeSlot && !s.marked {
-		h.hedgesInFlight.Add(-1)
-	}
-	s.marked = true
-	if err == nil && !st.settled {
-		// the first success decides the race (gocql returns the first
-		// result; the loser, cancelled, is marked nil later)
-		st.settled = true
-		switch {
-		case st.hedgeSlot == nil:
-		case s == st.hedgeSlot:
-			h.won.Add(1)
-		default:
-			h.lost.Add(1)
-		}
-	}
-	if st.reserved && !st.hedged {
-		// the first attempt ended before the hedge fired: give the token back
-		st.reserved = false
-		h.budget.release()
-	}
-	st.mu.Unlock()
+	return p.inner.Pick(qry)
 }
 
 // isHostError says whether err says something about the host (overload,
@@ -408,3 +196,6 @@ var (
 	_ gocql.HostSelectionPolicy = (*Policy)(nil)
 	_ gocql.ReadyPolicy         = readyPolicy{}
 )
+
+// hostSlot is the SelectedHost an armed execution hands to gocql.
+type hostSlot = hedge.Slot[*gocql.HostInfo, gocql.SelectedHost, gocql.ExecutableQuery]

@@ -40,7 +40,7 @@ func newRig(t *testing.T, n int, opts ...Option) *rig {
 		r.p.AddHost(x)
 	}
 	for i := 0; i < 1000; i++ {
-		h.budget.request(h.nowNs())
+		h.budget.Request(h.nowNs())
 	}
 	return r
 }

@@ -3,7 +3,6 @@ package speculative
 import (
 	"context"
 	"errors"
-	"reflect"
 
 	"github.com/gocql/gocql"
 )
@@ -61,17 +60,4 @@ func (o batchObservers) ObserveBatch(ctx context.Context, b gocql.ObservedBatch)
 	for _, x := range o {
 		x.ObserveBatch(ctx, b)
 	}
-}
-
-// isNil reports whether v is nil or an interface holding a nil pointer, map,
-// slice, channel or func (a typed nil would panic on its first call).
-func isNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	switch rv := reflect.ValueOf(v); rv.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Chan, reflect.Func, reflect.Interface:
-		return rv.IsNil()
-	}
-	return false
 }

@@ -39,11 +39,12 @@ func importsModule(list []string, mod string) bool {
 }
 
 // TestCoreImportsNoDriver: the driver-free core (this package, internal/core,
+// internal/hedge,
 // tracker) imports neither driver, and each driver's adapters build
 // without the other driver.
 func TestCoreImportsNoDriver(t *testing.T) {
 	const mod = "github.com/tailroute/tailroute/"
-	core := deps(t, mod+"internal/route", mod+"internal/core", mod+"tracker", mod+"internal/murmur3", mod+"policy/promstats")
+	core := deps(t, mod+"internal/route", mod+"internal/core", mod+"tracker", mod+"internal/murmur3", mod+"internal/hedge", mod+"policy/promstats", mod+"speculative/promstats")
 	if len(core) < 5 {
 		t.Fatalf("go list -deps returned %d packages: %v", len(core), core)
 	}
@@ -68,4 +69,5 @@ var adapters = []struct{ pkg, driver, other string }{
 	{"policy", driverV1, driverV2},
 	{"speculative", driverV1, driverV2},
 	{"apache/policy", driverV2, driverV1},
+	{"apache/speculative", driverV2, driverV1},
 }

@@ -2,13 +2,18 @@ package promstats
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/tailroute/tailroute/speculative"
+	"github.com/tailroute/tailroute/internal/hedge"
 )
 
-// Collector is a prometheus.Collector reading speculative.Hedger.Stats at
+// StatsSource is what a Collector reads: *speculative.Hedger (gocql v1)
+// and *apache/speculative.Hedger (v2) both are one; Stats is their
+// speculative.Stats. This package imports neither driver.
+type StatsSource interface{ Stats() hedge.Stats }
+
+// Collector is a prometheus.Collector reading a Hedger's Stats at
 // scrape time (no background goroutine, nothing on the request path).
 type Collector struct {
-	h *speculative.Hedger
+	h StatsSource
 
 	executions, eligible, armed, fired, won, lost, suppressed *prometheus.Desc
 	noTarget, unreserved, lifted                              *prometheus.Desc
@@ -17,7 +22,7 @@ type Collector struct {
 
 // New returns a collector for h. constLabels (may be nil) are added to every
 // metric, e.g. {"session": "main"}.
-func New(h *speculative.Hedger, constLabels prometheus.Labels) *Collector {
+func New(h StatsSource, constLabels prometheus.Labels) *Collector {
 	d := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc("tailroute_hedge_"+name, help, labels, constLabels)
 	}

@@ -1,4 +1,4 @@
-package speculative
+package hedge
 
 import (
 	"fmt"
@@ -65,7 +65,7 @@ func (h *Hedger) burstAllows(nowNs int64) bool {
 	if h.burst == nil {
 		return true
 	}
-	r, hd, _ := h.burst.window(nowNs)
+	r, hd, _ := h.burst.Window(nowNs)
 	if float64(hd+1) <= max(float64(h.cfg.burstFloor), h.cfg.burstFactor*h.cfg.fraction*float64(r)) {
 		return true
 	}

@@ -1,0 +1,193 @@
+package speculative
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"github.com/tailroute/tailroute/internal/hedge"
+)
+
+// execSpec is the SpeculativeExecutionPolicy Arm gives one execution: Pick
+// sets Attempts to 1 when it arms the execution, 0 otherwise; the driver
+// reads it right after Pick.
+type execSpec struct {
+	h        *hedge.Hedger
+	attempts atomic.Int32
+}
+
+func (s *execSpec) Attempts() int        { return int(s.attempts.Load()) }
+func (s *execSpec) Delay() time.Duration { return s.h.Delay() }
+
+type specKey struct{}
+
+// Arm prepares one execution of q for hedging: it gives q a speculative
+// policy of its own and returns ctx carrying it; execute q with the
+// returned context (q.ExecContext, q.IterContext, ...), once. An execution
+// run with another context is not hedged. A nil ctx means
+// context.Background().
+func (h *Hedger) Arm(ctx context.Context, q *gocql.Query) context.Context {
+	s := &execSpec{h: h.core}
+	q.SetSpeculativeExecutionPolicy(s)
+	return withSpec(ctx, s)
+}
+
+// ArmBatch is Arm for a batch.
+func (h *Hedger) ArmBatch(ctx context.Context, b *gocql.Batch) context.Context {
+	s := &execSpec{h: h.core}
+	b.SpeculativeExecutionPolicy(s)
+	return withSpec(ctx, s)
+}
+
+func withSpec(ctx context.Context, s *execSpec) context.Context {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return context.WithValue(ctx, specKey{}, s)
+}
+
+type disableKey struct{}
+
+// Disable returns a context that opts an execution out of hedging.
+func Disable(ctx context.Context) context.Context {
+	return context.WithValue(ctx, disableKey{}, true)
+}
+
+// Policy wraps a v2 HostSelectionPolicy (apache/policy's or any of the
+// driver's) and arms the executions prepared with Arm; see the package
+// doc. Everything else, Mark included, is passed through, and the hedge
+// goes to the next host of the wrapped policy's order that is up, not yet
+// used by the execution and did not fail within the error holdoff.
+type Policy struct {
+	h     *Hedger
+	inner gocql.HostSelectionPolicy
+	pl    hedge.Planner[*gocql.HostInfo, gocql.SelectedHost, gocql.ExecutableStatement]
+
+	upMu sync.Mutex
+	up   map[string]struct{}
+	upN  atomic.Int32
+}
+
+type readyPolicy struct{ *Policy }
+
+func (r readyPolicy) Ready() bool { return r.inner.(gocql.ReadyPolicy).Ready() }
+
+// Wrap returns inner wrapped for hedging; nil means the driver's default,
+// RoundRobinHostPolicy. The result implements gocql.ReadyPolicy exactly
+// when inner does. Wrap once per session.
+func (h *Hedger) Wrap(inner gocql.HostSelectionPolicy) gocql.HostSelectionPolicy {
+	if inner == nil {
+		inner = gocql.RoundRobinHostPolicy()
+	}
+	p := &Policy{h: h, inner: inner, up: map[string]struct{}{}}
+	p.pl = hedge.Planner[*gocql.HostInfo, gocql.SelectedHost, gocql.ExecutableStatement]{
+		H:         h.core,
+		Pick:      func(q gocql.ExecutableStatement) func() gocql.SelectedHost { return p.inner.Pick(q) },
+		HostError: isHostError,
+	}
+	if _, ok := inner.(gocql.ReadyPolicy); ok {
+		return readyPolicy{p}
+	}
+	return p
+}
+
+// Hedger returns the Hedger this policy arms queries for.
+func (p *Policy) Hedger() *Hedger { return p.h }
+
+// Inner returns the wrapped policy.
+func (p *Policy) Inner() gocql.HostSelectionPolicy { return p.inner }
+
+func (p *Policy) setUp(h *gocql.HostInfo, up bool) {
+	if h == nil {
+		return
+	}
+	k := h.ConnectAddressAndPort()
+	p.upMu.Lock()
+	if up {
+		p.up[k] = struct{}{}
+	} else {
+		delete(p.up, k)
+	}
+	p.upN.Store(int32(len(p.up)))
+	p.upMu.Unlock()
+}
+
+func (p *Policy) AddHost(h *gocql.HostInfo) { p.setUp(h, h.IsUp()); p.inner.AddHost(h) }
+
+// AddHosts adds hosts in bulk (the driver uses it when the policy has it).
+func (p *Policy) AddHosts(hosts []*gocql.HostInfo) {
+	for _, h := range hosts {
+		p.setUp(h, h.IsUp())
+	}
+	if b, ok := p.inner.(interface{ AddHosts([]*gocql.HostInfo) }); ok {
+		b.AddHosts(hosts)
+		return
+	}
+	for _, h := range hosts {
+		p.inner.AddHost(h)
+	}
+}
+func (p *Policy) RemoveHost(h *gocql.HostInfo)                { p.setUp(h, false); p.inner.RemoveHost(h) }
+func (p *Policy) HostUp(h *gocql.HostInfo)                    { p.setUp(h, true); p.inner.HostUp(h) }
+func (p *Policy) HostDown(h *gocql.HostInfo)                  { p.setUp(h, false); p.inner.HostDown(h) }
+func (p *Policy) SetPartitioner(s string)                     { p.inner.SetPartitioner(s) }
+func (p *Policy) KeyspaceChanged(e gocql.KeyspaceUpdateEvent) { p.inner.KeyspaceChanged(e) }
+func (p *Policy) Init(s *gocql.Session)                       { p.inner.Init(s) }
+func (p *Policy) IsLocal(h *gocql.HostInfo) bool              { return p.inner.IsLocal(h) }
+
+// Pick implements gocql.HostSelectionPolicy; see Policy.
+func (p *Policy) Pick(qry gocql.ExecutableStatement) gocql.NextHost {
+	var s *execSpec
+	eligible := false
+	if qry != nil {
+		if c, ok := qry.(interface{ Context() context.Context }); ok {
+			if ctx := c.Context(); ctx != nil {
+				s, _ = ctx.Value(specKey{}).(*execSpec)
+				eligible = s != nil && ctx.Value(disableKey{}) == nil && qry.IsIdempotent() && qry.GetHostID() == ""
+			}
+		}
+	}
+	if p.h.core.Admit(eligible, true, p.upN.Load()) == hedge.Armed {
+		s.attempts.Store(1)
+		st := p.pl.NewExec(qry)
+		return func() gocql.SelectedHost {
+			if sl := st.Next(); sl != nil {
+				return sl
+			}
+			return nil
+		}
+	}
+	if s != nil {
+		s.attempts.Store(0)
+	}
+	return p.inner.Pick(qry)
+}
+
+// isHostError says whether err says something about the host (overload,
+// timeout, connection trouble) rather than about the request.
+func isHostError(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, gocql.ErrNotFound) {
+		return false
+	}
+	var re gocql.RequestError
+	if errors.As(err, &re) {
+		switch re.Code() {
+		case gocql.ErrCodeServer, gocql.ErrCodeUnavailable, gocql.ErrCodeOverloaded,
+			gocql.ErrCodeBootstrapping, gocql.ErrCodeWriteTimeout, gocql.ErrCodeReadTimeout,
+			gocql.ErrCodeReadFailure, gocql.ErrCodeWriteFailure:
+			return true
+		}
+		return false
+	}
+	return true
+}
+
+var (
+	_ gocql.HostSelectionPolicy = (*Policy)(nil)
+	_ gocql.ReadyPolicy         = readyPolicy{}
+)

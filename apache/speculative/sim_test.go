@@ -1,0 +1,183 @@
+package speculative
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tailroute/tailroute/sim"
+)
+
+// End-to-end tests against the simulated cluster: the real v2 driver over
+// loopback. Assertions count requests, with generous margins.
+
+const simKS = "hedge2"
+
+func startSim(t *testing.T, nodes int, firstIP string) *sim.Cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	c, err := sim.Start(ctx, sim.Config{Nodes: nodes, FirstIP: firstIP, Seed: 7})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	return c
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Error(string, ...gocql.LogField)   {}
+func (quietLogger) Warning(string, ...gocql.LogField) {}
+func (quietLogger) Info(string, ...gocql.LogField)    {}
+func (quietLogger) Debug(string, ...gocql.LogField)   {}
+
+// attemptCounter counts attempts the driver sent (one observation per
+// attempt, losers included).
+type attemptCounter struct{ n atomic.Int64 }
+
+func (a *attemptCounter) ObserveQuery(context.Context, gocql.ObservedQuery) { a.n.Add(1) }
+
+func newSimSession(t *testing.T, c *sim.Cluster, ks string, h *Hedger) (*gocql.Session, *attemptCounter) {
+	t.Helper()
+	cl := gocql.NewCluster(c.Hosts()...)
+	cl.Port = c.Port()
+	cl.Keyspace = ks
+	cl.Consistency = gocql.One
+	cl.Timeout = 5 * time.Second
+	cl.ConnectTimeout = 10 * time.Second
+	cl.ProtoVersion = 4 // the simulator speaks v3/v4
+	cl.Logger = quietLogger{}
+	cl.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
+	ac := &attemptCounter{}
+	cl.QueryObserver = ac
+	if h != nil {
+		require.NoError(t, Wire(cl, h))
+	}
+	s, err := cl.CreateSession()
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+	return s, ac
+}
+
+func setupData(t *testing.T, c *sim.Cluster, rf, n int) []string {
+	t.Helper()
+	s, _ := newSimSession(t, c, "", nil)
+	require.NoError(t, s.Query(fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS %s WITH replication = {'class':'SimpleStrategy','replication_factor':%d}", simKS, rf)).Exec())
+	require.NoError(t, s.Query("CREATE TABLE IF NOT EXISTS "+simKS+".usertable (y_id text PRIMARY KEY, field0 text)").Exec())
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("user%d", i)
+		require.NoError(t, s.Query("INSERT INTO "+simKS+".usertable (y_id, field0) VALUES (?, ?)", keys[i], "v").Exec())
+	}
+	s.Close()
+	return keys
+}
+
+type loadResult struct {
+	lat  []time.Duration // sorted, from the intended start (open loop)
+	errs int
+}
+
+func (r loadResult) over(d time.Duration) int {
+	return len(r.lat) - sort.Search(len(r.lat), func(i int) bool { return r.lat[i] > d })
+}
+
+// openLoop issues idempotent reads at a fixed rate for dur, each in its
+// own goroutine; with h each execution is armed.
+func openLoop(s *gocql.Session, h *Hedger, keys []string, rate int, dur time.Duration) loadResult {
+	interval := time.Second / time.Duration(rate)
+	var mu sync.Mutex
+	var res loadResult
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := 0; ; i++ {
+		intended := start.Add(time.Duration(i) * interval)
+		if intended.Sub(start) >= dur {
+			break
+		}
+		time.Sleep(time.Until(intended))
+		wg.Add(1)
+		go func(key string, intended time.Time) {
+			defer wg.Done()
+			q := s.Query("SELECT field0 FROM usertable WHERE y_id = ?", key).Idempotent(true)
+			ctx := context.Background()
+			if h != nil {
+				ctx = h.Arm(ctx, q)
+			}
+			var f string
+			err := q.ScanContext(ctx, &f)
+			d := time.Since(intended)
+			mu.Lock()
+			if err != nil {
+				res.errs++
+			} else {
+				res.lat = append(res.lat, d)
+			}
+			mu.Unlock()
+		}(keys[i%len(keys)], intended)
+	}
+	wg.Wait()
+	sort.Slice(res.lat, func(i, j int) bool { return res.lat[i] < res.lat[j] })
+	return res
+}
+
+// TestSimHedgingRescuesPausedReplica: one node of three pauses 500ms every
+// 5s. Two sessions of the v2 driver run the same open loop at the same
+// time against the same pauses, one without hedging, one with the default
+// Hedger. Requests slower than 300ms are the ones a pause caught (noise on
+// a busy machine reaches tens of ms and hits both alike).
+func TestSimHedgingRescuesPausedReplica(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end timing test; skipped with -short")
+	}
+	c := startSim(t, 3, "127.0.0.41")
+	keys := setupData(t, c, 3, 300)
+	h, err := New()
+	require.NoError(t, err)
+	base, _ := newSimSession(t, c, simKS, nil)
+	hedged, attempts := newSimSession(t, c, simKS, h)
+
+	const rate = 300
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); openLoop(base, nil, keys, rate, 2*time.Second) }()
+	go func() { defer wg.Done(); openLoop(hedged, h, keys, rate, 2*time.Second) }()
+	wg.Wait()
+
+	m := sim.DefaultModel()
+	m.PauseEvery, m.PauseFor = 5*time.Second, 500*time.Millisecond
+	require.NoError(t, c.Nodes()[0].SetModel(m))
+
+	st0, att0 := h.Stats(), attempts.n.Load()
+	var rb, rh loadResult
+	wg.Add(2)
+	go func() { defer wg.Done(); rb = openLoop(base, nil, keys, rate, 10*time.Second) }()
+	go func() { defer wg.Done(); rh = openLoop(hedged, h, keys, rate, 10*time.Second) }()
+	wg.Wait()
+	time.Sleep(50 * time.Millisecond) // let cancelled losers report
+	st1, att1 := h.Stats(), attempts.n.Load()
+
+	execs := st1.Executions - st0.Executions
+	extra := float64(att1-att0)/float64(execs) - 1
+	hedges := st1.Hedges - st0.Hedges
+	const stallSlow = 300 * time.Millisecond
+	slowB, slowH := rb.over(stallSlow), rh.over(stallSlow)
+	t.Logf("executions=%d attempts=%d extra=%.2f%% hedges=%d won=%d armed=%d delay=%v; slower than %v: unhedged %d, hedged %d",
+		execs, att1-att0, 100*extra, hedges, st1.Won-st0.Won, st1.Armed-st0.Armed, st1.Delay, stallSlow, slowB, slowH)
+
+	require.Zero(t, rb.errs)
+	require.Zero(t, rh.errs)
+	require.Greater(t, len(rb.lat), 2000)
+	require.GreaterOrEqual(t, slowB, 20, "the pauses must show in the unhedged tail (test premise)")
+	assert.LessOrEqual(t, 4*slowH, slowB, "hedging rescues at least 3/4 of the requests caught by a pause")
+	assert.LessOrEqual(t, extra, 0.05+0.01, "extra attempts within the 5% budget (+1% tolerance)")
+	assert.Greater(t, hedges, uint64(0))
+	assert.Greater(t, st1.Won-st0.Won, uint64(0), "some hedges won")
+}
