@@ -59,7 +59,6 @@ func simSession(t testing.TB, c *sim.Cluster, p *Policy) *gocql.Session {
 	cl.Timeout = 5 * time.Second
 	cl.ConnectTimeout = 10 * time.Second
 	cl.ReconnectInterval = 200 * time.Millisecond
-	cl.ProtoVersion = 4 // the simulator speaks v3/v4 and v2.1.2 does not step down from v5 on its answer
 	cl.Logger = quietLogger{}
 	require.NoError(t, Wire(cl, p))
 	s, err := cl.CreateSession()

@@ -52,7 +52,6 @@ func newSimSession(t *testing.T, c *sim.Cluster, ks string, h *Hedger) (*gocql.S
 	cl.Consistency = gocql.One
 	cl.Timeout = 5 * time.Second
 	cl.ConnectTimeout = 10 * time.Second
-	cl.ProtoVersion = 4 // the simulator speaks v3/v4
 	cl.Logger = quietLogger{}
 	cl.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
 	ac := &attemptCounter{}
