@@ -74,14 +74,7 @@ func hedgedSpec(base policySpec, variant hedgeVariant) policySpec {
 			if cfg.RetryPolicy == nil {
 				cfg.RetryPolicy = &gocql.SimpleRetryPolicy{NumRetries: 2}
 			}
-			baseStats := inst.stats
-			inst.stats = func() any {
-				out := map[string]any{"hedging": h.Stats()}
-				if baseStats != nil {
-					out["policy"] = baseStats()
-				}
-				return out
-			}
+			inst.stats = hedgeStats(inst.stats, func() any { return h.Stats() })
 			return inst, nil
 		},
 	}
