@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"testing"
 )
@@ -70,6 +71,29 @@ func TestDriverFlagRejected(t *testing.T) {
 		code := run(context.Background(), c.args, &out, &errb)
 		if code == exitOK || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, code, errb.String(), c.want)
+		}
+	}
+}
+
+// TestClusterConfigV2ProtocolVersion: the v2 sessions negotiate the
+// protocol version, with the embedded cluster too, unless -protocol-version
+// pins it.
+func TestClusterConfigV2ProtocolVersion(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{nil, 0},
+		{[]string{"-protocol-version", "3"}, 3},
+		{[]string{"-hosts", "10.0.0.1"}, 0},
+	} {
+		o, err := parseFlags(append([]string{"-driver", "v2"}, c.args...), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := (&runner{o: o, stderr: io.Discard}).clusterConfigV2([]string{"127.0.0.1"}, 9042)
+		if cfg.ProtoVersion != c.want {
+			t.Errorf("%v: ProtoVersion %d, want %d", c.args, cfg.ProtoVersion, c.want)
 		}
 	}
 }

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
-	"github.com/tailroute/tailroute/policy"
 	"github.com/tailroute/tailroute/speculative"
+	"github.com/tailroute/tailroute/tracker"
 )
 
 // hedgeSuffix turns any policy into its hedged variant: "tailroute+hedge"
@@ -44,6 +44,17 @@ func parseHedgeVariant(v string) (hedgeVariant, error) {
 	return hedgeVariant{}, fmt.Errorf("policy +hedge%s: want +hedge, +hedge-nocap or +hedge-cap<horizon>x<factor> (e.g. +hedge-cap200msx3)", v)
 }
 
+// options are the variant's hedger options plus, when the installed host
+// selection policy hp (of either driver) is tailroute's, its tracker as the
+// source of the hedge delay.
+func (v hedgeVariant) options(hp any) []speculative.Option {
+	opts := append([]speculative.Option(nil), v.opts...)
+	if p, ok := hp.(interface{ Tracker() *tracker.Tracker }); ok {
+		opts = append(opts, speculative.WithSource(p.Tracker()))
+	}
+	return opts
+}
+
 // hedgedSpec wraps base with hedging. The hedge delay follows tailroute's own
 // tracker when the base policy is ours, else the hedger's built-in recorder.
 // A retry policy is set as speculative's doc asks, so an error on one attempt
@@ -60,11 +71,7 @@ func hedgedSpec(base policySpec, variant hedgeVariant) policySpec {
 			if err != nil {
 				return inst, err
 			}
-			opts := append([]speculative.Option(nil), variant.opts...)
-			if p, ok := cfg.PoolConfig.HostSelectionPolicy.(*policy.Policy); ok {
-				opts = append(opts, speculative.WithSource(p.Tracker()))
-			}
-			h, err := speculative.New(opts...)
+			h, err := speculative.New(variant.options(cfg.PoolConfig.HostSelectionPolicy)...)
 			if err != nil {
 				return inst, err
 			}

@@ -96,11 +96,7 @@ func hedgedV2(base installV2, variant hedgeVariant) installV2 {
 		if err != nil {
 			return inst, err
 		}
-		opts := append([]speculative.Option(nil), variant.opts...)
-		if p, ok := cfg.PoolConfig.HostSelectionPolicy.(*policy.Policy); ok {
-			opts = append(opts, speculative.WithSource(p.Tracker()))
-		}
-		h, err := speculative.New(opts...)
+		h, err := speculative.New(variant.options(cfg.PoolConfig.HostSelectionPolicy)...)
 		if err != nil {
 			return inst, err
 		}
