@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tailroute/tailroute/internal/hist"
 )
 
 // Config configures a Tracker. Zero fields take the documented defaults.
@@ -230,7 +232,7 @@ func (t *Tracker) Snapshot() []HostSnapshot {
 // and false when fewer than MinQuantileSamples were recorded or q is out of
 // range. Hosts record into their own histograms only (no shared cache line
 // on the hot path); this merges them, and caches the result for
-// QuantileCacheTTL (or until the sample count changes while it was not ok).
+// QuantileCacheTTL (or, while it was not ok, until a host observes a sample).
 func (t *Tracker) LatencyQuantile(q float64) (time.Duration, bool) {
 	if !(q > 0 && q <= 1) {
 		return 0, false
@@ -239,7 +241,7 @@ func (t *Tracker) LatencyQuantile(q float64) (time.Duration, bool) {
 	hosts := *t.hosts.Load()
 	var total uint64
 	for _, h := range hosts {
-		total += h.hist.count(now)
+		total += h.samples.Load()
 	}
 	c := t.qcache.Load()
 	if c != nil && now-c.at < QuantileCacheTTL && now >= c.at {
@@ -249,12 +251,12 @@ func (t *Tracker) LatencyQuantile(q float64) (time.Duration, bool) {
 			}
 		}
 	}
-	var merged [histBuckets]uint64
+	var merged hist.Counts
 	var n uint64
 	for _, h := range hosts {
-		n += h.hist.addTo(now, &merged)
+		n += h.hist.AddTo(now, &merged)
 	}
-	d := quantileOf(&merged, n, q)
+	d := merged.Quantile(n, q)
 	ok := n >= uint64(t.cfg.MinQuantileSamples)
 	nc := &quantileCache{at: now, total: total}
 	if c != nil && now-c.at < QuantileCacheTTL && now >= c.at && c.total == total {

@@ -128,22 +128,6 @@ func TestEWMA(t *testing.T) {
 	assert.Equal(t, 7.5, v)
 }
 
-func TestHistogramBuckets(t *testing.T) {
-	prev := -1
-	for v := int64(0); v < 1<<20; v += 1 + v/50 {
-		i := histIndex(v)
-		require.GreaterOrEqual(t, i, prev, "index monotone at %d", v)
-		prev = i
-		mid := histValue(i)
-		if v >= 8 {
-			assert.InEpsilon(t, float64(v), float64(mid), 0.07, "v=%d bucket=%d mid=%d", v, i, mid)
-		} else {
-			assert.Equal(t, v, mid)
-		}
-	}
-	assert.Equal(t, histBuckets-1, histIndex(math.MaxInt64))
-}
-
 func TestLatencyQuantile(t *testing.T) {
 	tr, clk := newTest(t, nil)
 	h := tr.Host("a")
