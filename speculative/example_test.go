@@ -86,5 +86,5 @@ func ExampleNew() {
 	_, err := speculative.New(speculative.WithQuantile(1.5))
 	fmt.Println(err)
 	// Output:
-	// speculative: Quantile = 1.5, allowed (0, 1) exclusive
+	// speculative: WithQuantile: Quantile = 1.5, allowed (0, 1) exclusive
 }

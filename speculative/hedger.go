@@ -6,6 +6,7 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/tailroute/tailroute/internal/hedge"
+	"github.com/tailroute/tailroute/tracker"
 )
 
 // LatencySource supplies the recent latency distribution the hedge delay
@@ -68,8 +69,10 @@ func WithBudget(fraction float64, window time.Duration) Option {
 // Allowed 0..1h. See hedge.WithErrorHoldoff.
 func WithErrorHoldoff(d time.Duration) Option { return hedge.WithErrorHoldoff(d) }
 
-// WithClock injects the clock (tests); default time.Now.
-func WithClock(now func() time.Time) Option { return hedge.WithClock(now) }
+// WithClock sets the clock, the same tracker.Clock the policy package's
+// WithClock takes; default tracker.SystemClock. Tests use
+// tracker.ManualClock.
+func WithClock(clk tracker.Clock) Option { return hedge.WithClock(clk) }
 
 // WithBurstCap sets the burst cap on hedges within a short horizon; see
 // hedge.WithBurstCap (defaults DefaultBurstHorizon, DefaultBurstFactor,

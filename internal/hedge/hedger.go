@@ -1,11 +1,14 @@
 package hedge
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tailroute/tailroute/tracker"
 )
 
 // LatencySource supplies the recent latency distribution the hedge delay
@@ -39,34 +42,47 @@ type config struct {
 	burstHorizon time.Duration
 	burstFactor  float64
 	burstFloor   int
-	now          func() time.Time
+	clock        tracker.Clock
+
+	errs []error // bad option values, reported by New
 }
 
-// Option configures a Hedger.
-type Option func(*config) error
+// Option configures a Hedger. Options are validated once, by New: a bad
+// value is reported there as an error naming the option, the field, the
+// value and the allowed range (every bad option, joined), as the policy
+// package does.
+type Option func(*config)
+
+// errorf returns an error with the package's prefix.
+func errorf(format string, a ...any) error {
+	return fmt.Errorf("speculative: "+format, a...)
+}
+
+// fail records a bad option value for New to report.
+func (c *config) fail(format string, a ...any) { c.errs = append(c.errs, errorf(format, a...)) }
 
 // WithSource sets the latency source the hedge delay follows, e.g. the
 // tracker of our policy package (p.Tracker()). Default: a Recorder the
 // Hedger owns, which Wire installs as the cluster's QueryObserver.
 func WithSource(s LatencySource) Option {
-	return func(c *config) error {
+	return func(c *config) {
 		if IsNil(s) {
-			return fmt.Errorf("speculative: Source = %T(nil), want a non-nil LatencySource", s)
+			c.fail("WithSource: Source = %T(nil), want a non-nil LatencySource", s)
+			return
 		}
 		c.source = s
-		return nil
 	}
 }
 
 // WithQuantile sets which latency quantile the hedge delay follows; default
 // 0.95 (p95). Allowed (0, 1).
 func WithQuantile(q float64) Option {
-	return func(c *config) error {
+	return func(c *config) {
 		if !(q > 0 && q < 1) {
-			return fmt.Errorf("speculative: Quantile = %v, allowed (0, 1) exclusive", q)
+			c.fail("WithQuantile: Quantile = %v, allowed (0, 1) exclusive", q)
+			return
 		}
 		c.quantile = q
-		return nil
 	}
 }
 
@@ -74,27 +90,28 @@ func WithQuantile(q float64) Option {
 // 500ms]. While the source has no estimate the delay is max. Allowed
 // 1µs <= min <= max <= 1h.
 func WithDelayBounds(min, max time.Duration) Option {
-	return func(c *config) error {
+	return func(c *config) {
 		if min < time.Microsecond || min > time.Hour {
-			return fmt.Errorf("speculative: MinDelay = %v, allowed 1µs..1h", min)
+			c.fail("WithDelayBounds: MinDelay = %v, allowed 1µs..1h", min)
+			return
 		}
 		if max < min || max > time.Hour {
-			return fmt.Errorf("speculative: MaxDelay = %v, allowed MinDelay (%v)..1h", max, min)
+			c.fail("WithDelayBounds: MaxDelay = %v, allowed MinDelay (%v)..1h", max, min)
+			return
 		}
 		c.minDelay, c.maxDelay = min, max
-		return nil
 	}
 }
 
 // WithRefreshInterval sets how often the hedge delay is recomputed from the
 // source; default 100ms. Allowed 1ms..1h.
 func WithRefreshInterval(d time.Duration) Option {
-	return func(c *config) error {
+	return func(c *config) {
 		if d < time.Millisecond || d > time.Hour {
-			return fmt.Errorf("speculative: RefreshInterval = %v, allowed 1ms..1h", d)
+			c.fail("WithRefreshInterval: RefreshInterval = %v, allowed 1ms..1h", d)
+			return
 		}
 		c.refresh = d
-		return nil
 	}
 }
 
@@ -102,15 +119,16 @@ func WithRefreshInterval(d time.Duration) Option {
 // window; default 5% over 10s. Allowed fraction [0, 1] (0 = never hedge),
 // window 20ms..24h.
 func WithBudget(fraction float64, window time.Duration) Option {
-	return func(c *config) error {
+	return func(c *config) {
 		if !(fraction >= 0 && fraction <= 1) {
-			return fmt.Errorf("speculative: BudgetFraction = %v, allowed [0, 1]", fraction)
+			c.fail("WithBudget: BudgetFraction = %v, allowed [0, 1]", fraction)
+			return
 		}
 		if window < 20*time.Millisecond || window > 24*time.Hour {
-			return fmt.Errorf("speculative: BudgetWindow = %v, allowed 20ms..24h", window)
+			c.fail("WithBudget: BudgetWindow = %v, allowed 20ms..24h", window)
+			return
 		}
 		c.fraction, c.window = fraction, window
-		return nil
 	}
 }
 
@@ -120,23 +138,25 @@ func WithBudget(fraction float64, window time.Duration) Option {
 // 0 turns it off. Allowed 0..1h. If every remaining host failed recently,
 // the hedge goes to the first of them rather than nowhere.
 func WithErrorHoldoff(d time.Duration) Option {
-	return func(c *config) error {
+	return func(c *config) {
 		if d < 0 || d > time.Hour {
-			return fmt.Errorf("speculative: ErrorHoldoff = %v, allowed 0..1h", d)
+			c.fail("WithErrorHoldoff: ErrorHoldoff = %v, allowed 0..1h", d)
+			return
 		}
 		c.errorHoldoff = d
-		return nil
 	}
 }
 
-// WithClock injects the clock (tests); default time.Now.
-func WithClock(now func() time.Time) Option {
-	return func(c *config) error {
-		if now == nil {
-			return fmt.Errorf("speculative: Clock = nil, want a func() time.Time")
+// WithClock sets the clock, the same tracker.Clock the policy package's
+// WithClock takes (share one to keep the tracker and the Hedger on one
+// time line); default tracker.SystemClock. Tests use tracker.ManualClock.
+func WithClock(clk tracker.Clock) Option {
+	return func(c *config) {
+		if IsNil(clk) {
+			c.fail("WithClock: Clock = nil, want a non-nil tracker.Clock")
+			return
 		}
-		c.now = now
-		return nil
+		c.clock = clk
 	}
 }
 
@@ -150,8 +170,8 @@ func WithClock(now func() time.Time) Option {
 // only if they should share one budget.
 type Hedger struct {
 	cfg  config
-	rec  *Recorder // the built-in source, when no WithSource was given
-	base time.Time
+	rec  *Recorder     // the built-in source, when no WithSource was given
+	base time.Duration // clock time the Hedger was created
 
 	delay       atomic.Int64 // current hedge delay, ns
 	nextRefresh atomic.Int64 // ns since base when the delay is due for a refresh
@@ -191,19 +211,21 @@ func New(opts ...Option) (*Hedger, error) {
 		burstHorizon: DefaultBurstHorizon,
 		burstFactor:  DefaultBurstFactor,
 		burstFloor:   DefaultBurstFloor,
-		now:          time.Now,
+		clock:        tracker.SystemClock{},
 	}
-	for _, o := range opts {
+	for i, o := range opts {
 		if o == nil {
-			return nil, fmt.Errorf("speculative: nil Option")
+			c.errs = append(c.errs, errorf("option %d = nil, want an Option", i))
+			continue
 		}
-		if err := o(&c); err != nil {
-			return nil, err
-		}
+		o(&c)
 	}
-	h := &Hedger{cfg: c, base: c.now()}
+	if len(c.errs) > 0 {
+		return nil, errors.Join(c.errs...)
+	}
+	h := &Hedger{cfg: c, base: c.clock.Now()}
 	if c.source == nil {
-		rec, err := NewRecorder(RecorderConfig{Clock: c.now})
+		rec, err := NewRecorder(RecorderConfig{Clock: c.clock})
 		if err != nil {
 			return nil, err
 		}
@@ -239,7 +261,7 @@ const (
 // follows a source given with WithSource.
 func (h *Hedger) Recorder() *Recorder { return h.rec }
 
-func (h *Hedger) nowNs() int64 { return int64(h.cfg.now().Sub(h.base)) }
+func (h *Hedger) nowNs() int64 { return int64(h.cfg.clock.Now() - h.base) }
 
 // Delay returns the current hedge delay: the configured quantile of the
 // source's latencies clamped to [min, max], or max while the source has
