@@ -33,6 +33,8 @@ func TestOptionsValidated(t *testing.T) {
 		{WithFeedbackKeys("", "x"), "WithFeedbackKeys"},
 		{WithRate(tracker.RateConfig{Beta: 2}), "RateConfig.Beta = 2, allowed (0,1)"},
 		{WithTracker(tracker.Config{EWMAAlpha: 3}), "EWMAAlpha = 3, allowed (0,1]"},
+		{WithClock(nil), "WithClock: Clock = nil, want a non-nil tracker.Clock"},
+		{nil, "option 0 = nil, want an Option"},
 	}
 	for _, tc := range cases {
 		_, err := New(tc.opt)

@@ -5,9 +5,18 @@ import (
 	"time"
 )
 
-// Clock is the time source of a Tracker. Now returns monotonic time as a
-// duration since an arbitrary fixed origin; Sleep blocks for d (used for the
-// bounded backpressure wait of Algorithm 1).
+// Clock is the module's one time source: the Tracker's (Config.Clock), the
+// policies' (policy.WithClock) and the Hedger's (speculative.WithClock) take
+// this type; the default everywhere is SystemClock, tests inject a
+// ManualClock. Now returns monotonic time as a duration since an arbitrary
+// fixed origin; Sleep blocks for d (used for the bounded backpressure wait of
+// Algorithm 1).
+//
+// Methods without a time argument read the clock themselves. Hot-path
+// methods whose caller has just read it take that reading as now (as
+// golang.org/x/time/rate's AllowN takes t), so one request reads the clock
+// once: View, ConsumeToken, BeginAt, ObserveAt. A now must come from the
+// same Clock (Tracker.Now).
 type Clock interface {
 	Now() time.Duration
 	Sleep(d time.Duration)
