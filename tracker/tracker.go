@@ -230,7 +230,9 @@ func (t *Tracker) Snapshot() []HostSnapshot {
 // LatencyQuantile returns the cluster-wide q-quantile (0 < q <= 1) of recent
 // attempt latencies (the current and previous LatencyWindow of every host)
 // and false when fewer than MinQuantileSamples were recorded or q is out of
-// range. Hosts record into their own histograms only (no shared cache line
+// range. The value is the highest of the histogram bucket holding the sample
+// of rank round(q*n), as hdrhistogram reports it: at most 6.25% above the
+// sample. Hosts record into their own histograms only (no shared cache line
 // on the hot path); this merges them, and caches the result for
 // QuantileCacheTTL (or, while it was not ok, until a host observes a sample).
 func (t *Tracker) LatencyQuantile(q float64) (time.Duration, bool) {
