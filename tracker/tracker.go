@@ -1,6 +1,7 @@
 package tracker
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -89,24 +90,32 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Validate reports the first out-of-range field (call on a config with
-// defaults applied).
+// Validate reports every out-of-range field, each naming the field, its
+// value and the allowed range (call on a config with defaults applied).
 func (c Config) Validate() error {
-	switch {
-	case !(c.EWMAAlpha > 0 && c.EWMAAlpha <= 1):
-		return fmt.Errorf("tracker: Config.EWMAAlpha = %v, allowed (0,1]", c.EWMAAlpha)
-	case c.LatencyWindow < 10*time.Millisecond || c.LatencyWindow > time.Hour:
-		return fmt.Errorf("tracker: Config.LatencyWindow = %v, allowed 10ms..1h", c.LatencyWindow)
-	case c.MinQuantileSamples < 1 || c.MinQuantileSamples > 1e9:
-		return fmt.Errorf("tracker: Config.MinQuantileSamples = %d, allowed 1..1000000000", c.MinQuantileSamples)
-	case c.HealthBucket < 10*time.Millisecond || c.HealthBucket > time.Hour:
-		return fmt.Errorf("tracker: Config.HealthBucket = %v, allowed 10ms..1h", c.HealthBucket)
-	case c.DefaultResponseTime < time.Microsecond || c.DefaultResponseTime > time.Minute:
-		return fmt.Errorf("tracker: Config.DefaultResponseTime = %v, allowed 1µs..1m", c.DefaultResponseTime)
-	case c.ForgetAfter >= 0 && (c.ForgetAfter < 10*time.Millisecond || c.ForgetAfter > time.Hour):
-		return fmt.Errorf("tracker: Config.ForgetAfter = %v, allowed 10ms..1h or negative (never)", c.ForgetAfter)
+	var e fieldErrors
+	e.check(!(c.EWMAAlpha > 0 && c.EWMAAlpha <= 1), "Config.EWMAAlpha = %v, allowed (0,1]", c.EWMAAlpha)
+	e.check(c.LatencyWindow < 10*time.Millisecond || c.LatencyWindow > time.Hour,
+		"Config.LatencyWindow = %v, allowed 10ms..1h", c.LatencyWindow)
+	e.check(c.MinQuantileSamples < 1 || c.MinQuantileSamples > 1e9,
+		"Config.MinQuantileSamples = %d, allowed 1..1000000000", c.MinQuantileSamples)
+	e.check(c.HealthBucket < 10*time.Millisecond || c.HealthBucket > time.Hour,
+		"Config.HealthBucket = %v, allowed 10ms..1h", c.HealthBucket)
+	e.check(c.DefaultResponseTime < time.Microsecond || c.DefaultResponseTime > time.Minute,
+		"Config.DefaultResponseTime = %v, allowed 1µs..1m", c.DefaultResponseTime)
+	e.check(c.ForgetAfter >= 0 && (c.ForgetAfter < 10*time.Millisecond || c.ForgetAfter > time.Hour),
+		"Config.ForgetAfter = %v, allowed 10ms..1h or negative (never)", c.ForgetAfter)
+	return errors.Join(append(e, c.Rate.Validate())...)
+}
+
+// fieldErrors collects the out-of-range fields of a config.
+type fieldErrors []error
+
+// check records the error of the format when bad, with the package prefix.
+func (e *fieldErrors) check(bad bool, format string, a ...any) {
+	if bad {
+		*e = append(*e, fmt.Errorf("tracker: "+format, a...))
 	}
-	return c.Rate.Validate()
 }
 
 // Tracker holds the state of every host it has seen and cluster-wide

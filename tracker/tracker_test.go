@@ -52,6 +52,10 @@ func TestConfigValidation(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), tc.field)
 	}
+	_, err := New(Config{EWMAAlpha: 2, Rate: RateConfig{Beta: 3}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "EWMAAlpha = 2", "every bad field is reported")
+	assert.Contains(t, err.Error(), "RateConfig.Beta = 3", "every bad field is reported")
 	tr, err := New(Config{})
 	require.NoError(t, err)
 	c := tr.Config()
