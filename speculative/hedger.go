@@ -103,7 +103,8 @@ type Hedger struct {
 // on an armed execution: one extra attempt after the current delay.
 type armedSpec = hedge.Spec
 
-// New returns a Hedger; a bad option yields an error naming the field, its
+// New returns a Hedger. Options are validated once, here: every bad option
+// is reported, joined in one error, each naming the option, the field, its
 // value and the allowed range.
 func New(opts ...Option) (*Hedger, error) {
 	c, err := hedge.New(opts...)
