@@ -18,7 +18,7 @@ func BenchmarkObserveParallel(b *testing.B) {
 		i := 0
 		for pb.Next() {
 			i++
-			h.Observe(time.Duration(100+i%10000)*time.Microsecond, Success)
+			h.Observe(tr.Now(), time.Duration(100+i%10000)*time.Microsecond, Success)
 		}
 	})
 }
@@ -33,7 +33,7 @@ func BenchmarkLatencyQuantile(b *testing.B) {
 	}
 	hosts := []*Host{tr.Host("a"), tr.Host("b"), tr.Host("c"), tr.Host("d"), tr.Host("e"), tr.Host("f")}
 	for i := 0; i < 60000; i++ {
-		hosts[i%len(hosts)].Observe(time.Duration(100+i%10000)*time.Microsecond, Success)
+		hosts[i%len(hosts)].Observe(tr.Now(), time.Duration(100+i%10000)*time.Microsecond, Success)
 	}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {

@@ -12,11 +12,11 @@ import (
 // fixed origin; Sleep blocks for d (used for the bounded backpressure wait of
 // Algorithm 1).
 //
-// Methods without a time argument read the clock themselves. Hot-path
-// methods whose caller has just read it take that reading as now (as
-// golang.org/x/time/rate's AllowN takes t), so one request reads the clock
-// once: View, ConsumeToken, BeginAt, ObserveAt. A now must come from the
-// same Clock (Tracker.Now).
+// A Host's hot-path methods (Begin, Observe, View, ConsumeToken, ...) take
+// the time as now, as golang.org/x/time/rate's AllowN takes t, so a request
+// reads the clock once; now must come from the Tracker's Clock
+// (Tracker.Now). Reads off the hot path (Snapshot, LatencyQuantile,
+// MaxSilence, Reset) read the clock themselves.
 type Clock interface {
 	Now() time.Duration
 	Sleep(d time.Duration)

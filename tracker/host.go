@@ -103,11 +103,8 @@ func newHost(id string, t *Tracker, now time.Duration) *Host {
 // ID returns the host ID.
 func (h *Host) ID() string { return h.id }
 
-// Begin records that an attempt was handed to this host (os_s += 1).
-func (h *Host) Begin() Attempt { return h.BeginAt(h.t.clock.Now()) }
-
-// BeginAt is Begin for a caller that already read the clock (now).
-func (h *Host) BeginAt(now time.Duration) Attempt {
+// Begin records that an attempt was handed to this host at now (os_s += 1).
+func (h *Host) Begin(now time.Duration) Attempt {
 	v := h.osGen.Add(1)
 	if uint32(v) == 1 {
 		h.owedFrom.Store(int64(now)) // the host owes a response from now on
@@ -137,19 +134,14 @@ func (h *Host) SuccessRate(now time.Duration) float64 {
 	return h.health.successRate(now, h.t.successFloor())
 }
 
-// Observe records one finished attempt: latency from send to completion and
-// its outcome. See Outcome for what each kind updates. A Success's latency
+// Observe records one attempt finished at now: latency from send to
+// completion and its outcome. See Outcome for what each kind updates. A Success's latency
 // always moves R_s and the latency histogram; a Failure's or Lost's only
 // when it is above R_s: an error is a lower bound of the host's response
 // time, so fast errors (Overloaded, Unavailable, a refused connection)
 // cannot make a failing host look fast, while slow ones (a read timeout
 // after service, a client timeout) make it look slow.
-func (h *Host) Observe(latency time.Duration, o Outcome) {
-	h.ObserveAt(h.t.clock.Now(), latency, o)
-}
-
-// ObserveAt is Observe for a caller that already read the clock (now).
-func (h *Host) ObserveAt(now, latency time.Duration, o Outcome) {
+func (h *Host) Observe(now, latency time.Duration, o Outcome) {
 	if latency < 0 {
 		latency = 0
 	}
