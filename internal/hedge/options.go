@@ -7,6 +7,7 @@ import (
 	"github.com/tailroute/tailroute/tracker"
 )
 
+// config is a Hedger's configuration, built by the Options and checked by New.
 type config struct {
 	source       LatencySource
 	quantile     float64
