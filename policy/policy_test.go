@@ -33,6 +33,8 @@ func TestOptionsValidated(t *testing.T) {
 		{WithFeedbackKeys("", "x"), "WithFeedbackKeys"},
 		{WithRate(tracker.RateConfig{Beta: 2}), "RateConfig.Beta = 2, allowed (0,1)"},
 		{WithTracker(tracker.Config{EWMAAlpha: 3}), "EWMAAlpha = 3, allowed (0,1]"},
+		{WithClock(nil), "WithClock: Clock = nil, want a non-nil tracker.Clock"},
+		{nil, "option 0 = nil, want an Option"},
 	}
 	for _, tc := range cases {
 		_, err := New(tc.opt)
@@ -87,9 +89,9 @@ func TestRecoveredHostGetsTraffic(t *testing.T) {
 	// h1 was slow and failing before it went down
 	h1 := p.Tracker().Host("h1")
 	for i := 0; i < 50; i++ {
-		h1.Observe(50*time.Millisecond, tracker.Failure)
-		p.Tracker().Host("h0").Observe(time.Millisecond, tracker.Success)
-		p.Tracker().Host("h2").Observe(time.Millisecond, tracker.Success)
+		h1.Observe(p.Tracker().Now(), 50*time.Millisecond, tracker.Failure)
+		p.Tracker().Host("h0").Observe(p.Tracker().Now(), time.Millisecond, tracker.Success)
+		p.Tracker().Host("h2").Observe(p.Tracker().Now(), time.Millisecond, tracker.Success)
 	}
 	first := map[string]int{}
 	for i := 0; i < 300; i++ {
@@ -109,7 +111,7 @@ func TestRecoveredHostGetsTraffic(t *testing.T) {
 func TestStaleHostIsProbed(t *testing.T) {
 	p, _, clk := testPolicy(t, 3, WithProbe(0.05, time.Second), WithRateControl(false))
 	tr := p.Tracker()
-	tr.Host("h1").Observe(100*time.Millisecond, tracker.Success) // looks very slow
+	tr.Host("h1").Observe(tr.Now(), 100*time.Millisecond, tracker.Success) // looks very slow
 	q := &fakeQuery{}
 	n := 0
 	for i := 0; i < 2000; i++ {
@@ -156,9 +158,9 @@ func TestC3PrefersFastHostAndCountsInFlight(t *testing.T) {
 	p, _, clk := testPolicy(t, 3, WithRateControl(false), WithProbe(0, time.Second))
 	tr := p.Tracker()
 	for i := 0; i < 20; i++ {
-		tr.Host("h0").Observe(time.Millisecond, tracker.Success)
-		tr.Host("h1").Observe(5*time.Millisecond, tracker.Success)
-		tr.Host("h2").Observe(2*time.Millisecond, tracker.Success)
+		tr.Host("h0").Observe(tr.Now(), time.Millisecond, tracker.Success)
+		tr.Host("h1").Observe(tr.Now(), 5*time.Millisecond, tracker.Success)
+		tr.Host("h2").Observe(tr.Now(), 2*time.Millisecond, tracker.Success)
 	}
 	q := &fakeQuery{}
 	// sequential, no outstanding requests: always the fastest
@@ -193,8 +195,8 @@ func TestC3CountsOrphanedAttempts(t *testing.T) {
 	require.NoError(t, Wire(cfg, p))
 	tr := p.Tracker()
 	for i := 0; i < 20; i++ {
-		tr.Host("h0").Observe(time.Millisecond, tracker.Success)
-		tr.Host("h1").Observe(4*time.Millisecond, tracker.Success)
+		tr.Host("h0").Observe(tr.Now(), time.Millisecond, tracker.Success)
+		tr.Host("h1").Observe(tr.Now(), 4*time.Millisecond, tracker.Success)
 	}
 	q := &fakeQuery{}
 	require.Equal(t, "h0", plan(p, q)[0])
@@ -212,7 +214,7 @@ func TestC3CountsOrphanedAttempts(t *testing.T) {
 	assert.Equal(t, "h1", plan(p, q)[0])
 	// h0 answers a request sent after them: it is past them, and first again
 	clk.Advance(10 * time.Millisecond)
-	tr.Host("h0").Observe(time.Millisecond, tracker.Success)
+	tr.Host("h0").Observe(tr.Now(), time.Millisecond, tracker.Success)
 	assert.EqualValues(t, 0, p.Stats()[0].Orphaned)
 	assert.Equal(t, "h0", plan(p, q)[0])
 }
@@ -222,14 +224,14 @@ func TestBusyHostPutLast(t *testing.T) {
 	require.NoError(t, Wire(gocql.NewCluster("127.0.0.1"), p)) // Marks below do not measure
 	tr := p.Tracker()
 	h0, h1, h2 := tr.Host("h0"), tr.Host("h1"), tr.Host("h2")
-	h0.Observe(10*time.Microsecond, tracker.Success) // h0 is very fast...
+	h0.Observe(p.Tracker().Now(), 10*time.Microsecond, tracker.Success) // h0 is very fast...
 	var stuck0 []tracker.Attempt
 	for i := 0; i < 10; i++ { // ...but 10 of its requests hang
-		stuck0 = append(stuck0, h0.Begin())
+		stuck0 = append(stuck0, h0.Begin(p.Tracker().Now()))
 	}
 	respond := func() { // h1 and h2 keep answering, slowly
-		h1.Observe(100*time.Millisecond, tracker.Success)
-		h2.Observe(100*time.Millisecond, tracker.Success)
+		h1.Observe(p.Tracker().Now(), 100*time.Millisecond, tracker.Success)
+		h2.Observe(p.Tracker().Now(), 100*time.Millisecond, tracker.Success)
 	}
 	q := &fakeQuery{}
 	clk.Advance(199 * time.Millisecond)
@@ -244,16 +246,16 @@ func TestBusyHostPutLast(t *testing.T) {
 	}
 	h0.End(stuck0[0])
 	assert.Equal(t, "h0", plan(p, q)[0], "9 in flight: not busy")
-	stuck0[0] = h0.Begin()
+	stuck0[0] = h0.Begin(p.Tracker().Now())
 
 	// a second busy host: no healthy majority, the busy rule is ignored and
 	// the plan is ranked by score again
 	var stuck1 []tracker.Attempt
 	for i := 0; i < 10; i++ {
-		stuck1 = append(stuck1, h1.Begin())
+		stuck1 = append(stuck1, h1.Begin(p.Tracker().Now()))
 	}
 	clk.Advance(300 * time.Millisecond)
-	h2.Observe(100*time.Millisecond, tracker.Success)
+	h2.Observe(p.Tracker().Now(), 100*time.Millisecond, tracker.Success)
 	assert.Equal(t, "h0", plan(p, q)[0])
 	for _, s := range p.Stats() {
 		assert.Equal(t, s.ID != "h2", s.Busy, s.ID)
@@ -269,7 +271,7 @@ func TestBusyHostPutLast(t *testing.T) {
 func TestP2CPicksLessLoaded(t *testing.T) {
 	p, _, _ := testPolicy(t, 2, WithStrategy(P2C))
 	q := &fakeQuery{}
-	a := p.Tracker().Host("h0").Begin() // h0 has one request in flight
+	a := p.Tracker().Host("h0").Begin(p.Tracker().Now()) // h0 has one request in flight
 	for i := 0; i < 100; i++ {
 		assert.Equal(t, []string{"h1", "h0"}, plan(p, q))
 	}
@@ -348,10 +350,10 @@ func TestStalledHostNotPromotedByRateLimit(t *testing.T) {
 	clk.Set(20 * time.Second)                                  // aligned to a 20ms window
 	tr := p.Tracker()
 	h0, h1, h2 := tr.Host("h0"), tr.Host("h1"), tr.Host("h2")
-	h0.Observe(time.Millisecond, tracker.Success)
-	h1.Observe(2*time.Millisecond, tracker.Success)
-	h2.Observe(20*time.Millisecond, tracker.Success)
-	stuck := h1.Begin() // Psi: h0 1ms < h1 2ms*(1+1)^3 = 16ms < h2 20ms
+	h0.Observe(p.Tracker().Now(), time.Millisecond, tracker.Success)
+	h1.Observe(p.Tracker().Now(), 2*time.Millisecond, tracker.Success)
+	h2.Observe(p.Tracker().Now(), 20*time.Millisecond, tracker.Success)
+	stuck := h1.Begin(p.Tracker().Now()) // Psi: h0 1ms < h1 2ms*(1+1)^3 = 16ms < h2 20ms
 	q := &fakeQuery{}
 
 	overRate := func(h *tracker.Host) {
@@ -371,7 +373,7 @@ func TestStalledHostNotPromotedByRateLimit(t *testing.T) {
 		assert.Equal(t, s.ID == "h1", s.Stalled, s.ID)
 	}
 
-	h1.Observe(25*time.Millisecond, tracker.Success) // it answers: no longer stalled
+	h1.Observe(p.Tracker().Now(), 25*time.Millisecond, tracker.Success) // it answers: no longer stalled
 	h1.End(stuck)
 	for _, s := range p.Stats() {
 		assert.False(t, s.Stalled, s.ID)
@@ -567,7 +569,7 @@ func TestConcurrentPickMark(t *testing.T) {
 
 func TestStatsSnapshot(t *testing.T) {
 	p, hosts, _ := testPolicy(t, 2)
-	p.Tracker().Host("h0").Observe(2*time.Millisecond, tracker.Success)
+	p.Tracker().Host("h0").Observe(p.Tracker().Now(), 2*time.Millisecond, tracker.Success)
 	p.HostDown(hosts[1])
 	st := p.Stats()
 	require.Len(t, st, 2)

@@ -6,6 +6,7 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/tailroute/tailroute/internal/hedge"
+	"github.com/tailroute/tailroute/tracker"
 )
 
 // LatencySource supplies the recent latency distribution the hedge delay
@@ -68,8 +69,10 @@ func WithBudget(fraction float64, window time.Duration) Option {
 // Allowed 0..1h. See hedge.WithErrorHoldoff.
 func WithErrorHoldoff(d time.Duration) Option { return hedge.WithErrorHoldoff(d) }
 
-// WithClock injects the clock (tests); default time.Now.
-func WithClock(now func() time.Time) Option { return hedge.WithClock(now) }
+// WithClock sets the clock, the same tracker.Clock the policy package's
+// WithClock takes; default tracker.SystemClock. Tests use
+// tracker.ManualClock.
+func WithClock(clk tracker.Clock) Option { return hedge.WithClock(clk) }
 
 // WithBurstCap sets the burst cap on hedges within a short horizon; see
 // hedge.WithBurstCap (defaults DefaultBurstHorizon, DefaultBurstFactor,
@@ -100,7 +103,8 @@ type Hedger struct {
 // on an armed execution: one extra attempt after the current delay.
 type armedSpec = hedge.Spec
 
-// New returns a Hedger; a bad option yields an error naming the field, its
+// New returns a Hedger. Options are validated once, here: every bad option
+// is reported, joined in one error, each naming the option, the field, its
 // value and the allowed range.
 func New(opts ...Option) (*Hedger, error) {
 	c, err := hedge.New(opts...)

@@ -6,6 +6,7 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
 	"github.com/tailroute/tailroute/internal/hedge"
+	"github.com/tailroute/tailroute/tracker"
 )
 
 // LatencySource supplies the recent latency distribution the hedge delay
@@ -62,8 +63,10 @@ func WithBudget(fraction float64, window time.Duration) Option {
 // 1s, 0 off. Allowed 0..1h.
 func WithErrorHoldoff(d time.Duration) Option { return hedge.WithErrorHoldoff(d) }
 
-// WithClock injects the clock (tests); default time.Now.
-func WithClock(now func() time.Time) Option { return hedge.WithClock(now) }
+// WithClock sets the clock, the same tracker.Clock the policy package's
+// WithClock takes; default tracker.SystemClock. Tests use
+// tracker.ManualClock.
+func WithClock(clk tracker.Clock) Option { return hedge.WithClock(clk) }
 
 // WithBurstCap sets the burst cap; see the v1 package. Allowed horizon 0
 // (off) or 10ms..1min, factor 1..100, floor 0..1000000.
@@ -79,7 +82,8 @@ type Hedger struct {
 	rec  *Recorder
 }
 
-// New returns a Hedger; a bad option yields an error naming the field, its
+// New returns a Hedger. Options are validated once, here: every bad option
+// is reported, joined in one error, each naming the option, the field, its
 // value and the allowed range.
 func New(opts ...Option) (*Hedger, error) {
 	c, err := hedge.New(opts...)

@@ -284,9 +284,18 @@ func WithTracker(tc tracker.Config) Option {
 	}
 }
 
-// WithClock sets the clock (default the system clock); tests use
-// tracker.ManualClock.
-func WithClock(clk tracker.Clock) Option { return func(c *Config) { c.tracker.Clock = clk } }
+// WithClock sets the clock of the policy's tracker, the same tracker.Clock
+// the speculative package's WithClock takes; default tracker.SystemClock.
+// Tests use tracker.ManualClock.
+func WithClock(clk tracker.Clock) Option {
+	return func(c *Config) {
+		if clk == nil {
+			c.fail("policy: WithClock: Clock = nil, want a non-nil tracker.Clock")
+			return
+		}
+		c.tracker.Clock = clk
+	}
+}
 
 // WithFeedbackKeys sets the custom-payload keys read by RecordFeedback;
 // defaults DefaultFeedbackQueueKey and DefaultFeedbackServiceTimeKey.

@@ -25,18 +25,18 @@ func TestCollector(t *testing.T) {
 	h.SetHostID("a")
 	p.AddHost(h)
 	for i := 0; i < 30; i++ {
-		p.Tracker().Host("a").Observe(2*time.Millisecond, tracker.Success)
+		p.Tracker().Host("a").Observe(p.Tracker().Now(), 2*time.Millisecond, tracker.Success)
 	}
-	p.Tracker().Host("a").Observe(10*time.Millisecond, tracker.Lost)
-	p.Tracker().Host("a").Observe(6*time.Millisecond, tracker.Failure)
+	p.Tracker().Host("a").Observe(p.Tracker().Now(), 10*time.Millisecond, tracker.Lost)
+	p.Tracker().Host("a").Observe(p.Tracker().Now(), 6*time.Millisecond, tracker.Failure)
 	p.HostDown(h) // counters survive the reset of a host that goes down
 	p.HostUp(h)
 	for i := 0; i < 30; i++ {
-		p.Tracker().Host("a").Observe(2*time.Millisecond, tracker.Success)
+		p.Tracker().Host("a").Observe(p.Tracker().Now(), 2*time.Millisecond, tracker.Success)
 	}
-	a := p.Tracker().Host("a").Begin()
+	a := p.Tracker().Host("a").Begin(p.Tracker().Now())
 	defer p.Tracker().Host("a").End(a)
-	p.Tracker().Host("a").Observe(time.Millisecond, tracker.Cancelled) // a losing hedge the host still serves
+	p.Tracker().Host("a").Observe(p.Tracker().Now(), time.Millisecond, tracker.Cancelled) // a losing hedge the host still serves
 
 	c := New(p, prometheus.Labels{"strategy": "c3"})
 	reg := prometheus.NewPedanticRegistry()
