@@ -62,7 +62,7 @@ func TestLoadEstimatorLittlesLawAndRestart(t *testing.T) {
 func TestPollPlanPinsHostAndIsNotMeasured(t *testing.T) {
 	p, _, _ := testPolicy(t, 3)
 	e := p.r.Hosts()[1]
-	eh := p.Tracker().Host(hostID(e))
+	eh := p.r.Tracker().Host(hostID(e))
 	ctx := route.WithPoll(context.Background(), hostID(e))
 	assert.True(t, IsServerLoadPoll(ctx))
 	assert.False(t, IsServerLoadPoll(context.Background()))
@@ -226,7 +226,7 @@ func TestServerLoadFollowsSlowNode(t *testing.T) {
 		assert.Less(t, hostStats(p, ip).ServerQueue, 8.0, ip)
 	}
 	// C3 now ranks the slow node last for our reads.
-	v := p.Tracker().Host(st.ID).View(p.r.Tracker().Clock().Now())
+	v := p.r.Tracker().Host(st.ID).View(p.r.Tracker().Clock().Now())
 	assert.Equal(t, 1.0, v.ServerLoadWeight)
 	cancel()
 	wg.Wait()

@@ -229,7 +229,7 @@ func TestEndToEndSlowNode(t *testing.T) {
 				assert.True(t, st.HasFeedback, st.Address)
 			}
 		}
-		_, ok := p.Tracker().LatencyQuantile(0.99)
+		_, ok := p.r.Tracker().LatencyQuantile(0.99)
 		assert.True(t, ok)
 		assert.Equal(t, unrouted, p.Counters().Unrouted, "every read was token-aware")
 		s.Close()

@@ -41,7 +41,7 @@ func TestWireMisuse(t *testing.T) {
 	assert.Same(t, obs, cfg.QueryObserver, "observer not chained to itself")
 	base := time.Now()
 	cfg.QueryObserver.ObserveQuery(context.Background(), gocql.ObservedQuery{Host: hosts[0], Start: base, End: base.Add(time.Millisecond)})
-	assert.EqualValues(t, 1, p.Tracker().Host("h0").Snapshot().Samples, "one attempt measured once")
+	assert.EqualValues(t, 1, p.r.Tracker().Host("h0").Snapshot().Samples, "one attempt measured once")
 
 	cfg2 := gocql.NewCluster("127.0.0.1")
 	err = Wire(cfg2, p)

@@ -39,7 +39,7 @@ func TestSimWithOurPolicy(t *testing.T) {
 	base, _ := newSimSession(t, c, simKS, nil, wireBase)
 
 	wireHedged, p := withC3(t)
-	h, err := New(WithSource(p.Tracker()))
+	h, err := New(WithSource(p))
 	require.NoError(t, err)
 	hedged, attempts := newSimSession(t, c, simKS, h, wireHedged)
 
@@ -49,8 +49,8 @@ func TestSimWithOurPolicy(t *testing.T) {
 	go func() { defer wg.Done(); openLoop(base, keys, rate, 2*time.Second, true) }()
 	go func() { defer wg.Done(); openLoop(hedged, keys, rate, 2*time.Second, true) }()
 	wg.Wait()
-	_, ok := p.Tracker().LatencyQuantile(0.95)
-	require.True(t, ok, "the tracker has a p95 after the warm-up")
+	_, ok := p.LatencyQuantile(0.95)
+	require.True(t, ok, "the policy has a p95 after the warm-up")
 
 	m := sim.DefaultModel()
 	m.PauseEvery, m.PauseFor = 2*time.Second, 500*time.Millisecond

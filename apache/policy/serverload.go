@@ -8,6 +8,7 @@ import (
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/tailroute/tailroute/internal/route"
+	"github.com/tailroute/tailroute/stats"
 )
 
 // Server-load polling (WithServerLoad) works as in the gocql v1 adapter
@@ -40,8 +41,9 @@ func IsServerLoadPoll(ctx context.Context) bool { return route.IsServerLoadPoll(
 // MutationStage, at clock time At.
 type ThreadPoolSample = route.ThreadPoolSample
 
-// ServerLoadCounters are the poller's cumulative counters.
-type ServerLoadCounters = route.ServerLoadCounters
+// ServerLoadCounters are the poller's cumulative counters; its fields are
+// documented in package stats.
+type ServerLoadCounters = stats.ServerLoadCounters
 
 // ServerLoadCounters returns the poller's counters (zero without
 // WithServerLoad).

@@ -62,7 +62,7 @@ func hedgedSpec(base policySpec, variant hedgeVariant) policySpec {
 			}
 			opts := append([]speculative.Option(nil), variant.opts...)
 			if p, ok := cfg.PoolConfig.HostSelectionPolicy.(*policy.Policy); ok {
-				opts = append(opts, speculative.WithSource(p.Tracker()))
+				opts = append(opts, speculative.WithSource(p))
 			}
 			h, err := speculative.New(opts...)
 			if err != nil {
