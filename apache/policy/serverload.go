@@ -7,6 +7,7 @@ import (
 	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
+	"github.com/tailroute/tailroute/internal/cqlerr"
 	"github.com/tailroute/tailroute/internal/route"
 	"github.com/tailroute/tailroute/stats"
 )
@@ -61,15 +62,8 @@ func (p *Policy) startServerLoad(s *gocql.Session) {
 }
 
 // permanentPollError: the host will never answer the poll (no such table,
-// not allowed).
-func permanentPollError(err error) bool {
-	var re gocql.RequestError
-	if errors.As(err, &re) {
-		c := re.Code()
-		return c == gocql.ErrCodeInvalid || c == gocql.ErrCodeUnauthorized || c == gocql.ErrCodeSyntax
-	}
-	return false
-}
+// not allowed; cqlerr.PollPermanent).
+func permanentPollError(err error) bool { return cqlerr.PollPermanent[gocql.RequestError](err) }
 
 // queryThreadPools reads the ReadStage and MutationStage rows of host (id:
 // the policy's id of it), pinned to it with Query.SetHostID (the driver's
