@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/gocql/gocql"
-	"github.com/tailroute/tailroute/internal/route"
 )
 
 // Wire installs p as cfg's host selection policy and installs its query and
@@ -63,17 +62,10 @@ type wrapper interface {
 // gocql.ErrNoConnections), logs why through the Logger of the ClusterConfig
 // given to Wire (else gocql.Logger), and Err returns the error.
 func (p *Policy) Init(s *gocql.Session) {
-	switch p.sess.Admit(s) {
-	case route.Refuse:
-		p.refuse()
-		return
-	case route.Restart:
-		p.r.ForgetHosts()
-	case route.Ignore:
-		return
+	if p.sess.Admit(s, p.r.ForgetHosts, p.refuse) {
+		p.r.SetKeyspaceFunc(keyspaceFunc(s.KeyspaceMetadata))
+		p.startServerLoad(s)
 	}
-	p.r.SetKeyspaceFunc(keyspaceFunc(s.KeyspaceMetadata))
-	p.startServerLoad(s)
 }
 
 func (p *Policy) refuse() {

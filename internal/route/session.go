@@ -36,41 +36,31 @@ func (s *Sessions[C, T, PT]) Wire(cfg *C) error {
 // Wired returns the ClusterConfig given to Wire (nil before).
 func (s *Sessions[C, T, PT]) Wired() *C { return s.wired.Load() }
 
-// Admission is what Init does with a session.
-type Admission int
-
-const (
-	// Ignore: nil, the session already served, or the policy refused one.
-	Ignore Admission = iota
-	// Start serving the first session.
-	Start
-	// Restart: serve a new session after the previous one closed, from a
-	// clean slate (ForgetHosts).
-	Restart
-	// Refuse: a second session while the first is open; the adapter calls
-	// Refuse with its error.
-	Refuse
-)
-
-// Admit decides what Init does with session t: a Policy serves one session
-// at a time, as every driver HostSelectionPolicy.
-func (s *Sessions[C, T, PT]) Admit(t PT) Admission {
+// Admit decides what Init does with session t, as a Policy serves one
+// session at a time (as every driver HostSelectionPolicy). It reports
+// whether the adapter starts serving t: true for the first session, and for
+// a new one after the previous one closed, when forget is called first (the
+// new session is served from a clean slate). For a second session while the
+// first is open it calls refuse and returns false; for nil, the session
+// already served, or after a refusal it returns false and does nothing.
+func (s *Sessions[C, T, PT]) Admit(t PT, forget, refuse func()) bool {
 	if t == nil || s.refused.Load() != nil {
-		return Ignore
+		return false
 	}
 	for {
 		old := s.cur.Load()
 		if old == (*T)(t) {
-			return Ignore
+			return false
 		}
 		if old != nil && !PT(old).Closed() {
-			return Refuse
+			refuse()
+			return false
 		}
 		if s.cur.CompareAndSwap(old, (*T)(t)) {
 			if old != nil {
-				return Restart
+				forget()
 			}
-			return Start
+			return true
 		}
 	}
 }
