@@ -121,16 +121,10 @@ func (p *Policy) Init(s *gocql.Session) { p.inner.Init(s) }
 // IsLocal is the wrapped policy's IsLocal.
 func (p *Policy) IsLocal(h *gocql.HostInfo) bool { return p.inner.IsLocal(h) }
 
-type disableKey struct{}
-
 // Disable returns a context that opts a query out of hedging:
 // q.WithContext(speculative.Disable(ctx)). The wrapped policy then leaves
 // the query's own SpeculativeExecutionPolicy (gocql's default: none) alone.
-func Disable(ctx context.Context) context.Context {
-	return context.WithValue(ctx, disableKey{}, true)
-}
-
-func disabled(ctx context.Context) bool { return ctx != nil && ctx.Value(disableKey{}) != nil }
+func Disable(ctx context.Context) context.Context { return hedge.Disable(ctx) }
 
 // settable says whether setSpec can set q's speculative execution policy.
 func settable(q gocql.ExecutableQuery) bool {
@@ -156,7 +150,7 @@ func setSpec(q gocql.ExecutableQuery, sp gocql.SpeculativeExecutionPolicy) bool 
 
 // Pick implements gocql.HostSelectionPolicy; see Policy.
 func (p *Policy) Pick(qry gocql.ExecutableQuery) gocql.NextHost {
-	eligible := qry != nil && qry.IsIdempotent() && !disabled(qry.Context())
+	eligible := qry != nil && qry.IsIdempotent() && !hedge.Disabled(qry.Context())
 	switch p.h.core.Admit(eligible, eligible && settable(qry), p.up.N()) {
 	case hedge.Armed:
 		setSpec(qry, &p.h.spec)

@@ -49,12 +49,8 @@ func withSpec(ctx context.Context, s *execSpec) context.Context {
 	return context.WithValue(ctx, specKey{}, s)
 }
 
-type disableKey struct{}
-
 // Disable returns a context that opts an execution out of hedging.
-func Disable(ctx context.Context) context.Context {
-	return context.WithValue(ctx, disableKey{}, true)
-}
+func Disable(ctx context.Context) context.Context { return hedge.Disable(ctx) }
 
 // Policy wraps a v2 HostSelectionPolicy (apache/policy's or any of the
 // driver's) and arms the executions prepared with Arm; see the package
@@ -151,7 +147,7 @@ func (p *Policy) Pick(qry gocql.ExecutableStatement) gocql.NextHost {
 		if c, ok := qry.(interface{ Context() context.Context }); ok {
 			if ctx := c.Context(); ctx != nil {
 				s, _ = ctx.Value(specKey{}).(*execSpec)
-				eligible = s != nil && ctx.Value(disableKey{}) == nil && qry.IsIdempotent() && qry.GetHostID() == ""
+				eligible = s != nil && !hedge.Disabled(ctx) && qry.IsIdempotent() && qry.GetHostID() == ""
 			}
 		}
 	}
