@@ -56,7 +56,7 @@ func TestFailingHostRepelsTraffic(t *testing.T) {
 		for _, k := range errorKinds {
 			t.Run(strat.String()+"/"+k.name, func(t *testing.T) {
 				p, _, obs := wired(t, 3, WithStrategy(strat), WithRateControl(false))
-				tr := p.Tracker()
+				tr := p.r.Tracker()
 				for i := 0; i < 40; i++ {
 					obs(0, 5*time.Millisecond, nil)
 					obs(1, 5*time.Millisecond, nil)

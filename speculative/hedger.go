@@ -6,11 +6,12 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/tailroute/tailroute/internal/hedge"
+	"github.com/tailroute/tailroute/stats"
 	"github.com/tailroute/tailroute/tracker"
 )
 
 // LatencySource supplies the recent latency distribution the hedge delay
-// follows. tracker.Tracker implements it; so does Recorder.
+// follows. policy.Policy implements it; so do Recorder and tracker.Tracker.
 type LatencySource = hedge.LatencySource
 
 // SilenceSource is a LatencySource that also reports how long the most
@@ -21,9 +22,9 @@ type SilenceSource = hedge.SilenceSource
 // Option configures a Hedger.
 type Option = hedge.Option
 
-// Stats is a snapshot of the Hedger's counters since it was created; see
-// hedge.Stats for the fields.
-type Stats = hedge.Stats
+// Stats is a snapshot of the Hedger's counters since it was created; its
+// fields are documented in package stats.
+type Stats = stats.Hedging
 
 // Defaults.
 const (
@@ -40,7 +41,7 @@ const (
 )
 
 // WithSource sets the latency source the hedge delay follows, e.g. the
-// tracker of our policy package (p.Tracker()). Default: a Recorder the
+// Policy of our policy package (WithSource(p)). Default: a Recorder the
 // Hedger owns, which Wire installs as the cluster's QueryObserver.
 func WithSource(s LatencySource) Option { return hedge.WithSource(s) }
 

@@ -6,11 +6,12 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
 	"github.com/tailroute/tailroute/internal/hedge"
+	"github.com/tailroute/tailroute/stats"
 	"github.com/tailroute/tailroute/tracker"
 )
 
 // LatencySource supplies the recent latency distribution the hedge delay
-// follows. tracker.Tracker implements it; so does Recorder.
+// follows. policy.Policy implements it; so do Recorder and tracker.Tracker.
 type LatencySource = hedge.LatencySource
 
 // SilenceSource is a LatencySource that also reports how long the most
@@ -20,9 +21,10 @@ type SilenceSource = hedge.SilenceSource
 // Option configures a Hedger.
 type Option = hedge.Option
 
-// Stats is a snapshot of the Hedger's counters; see hedge.Stats. Eligible
-// counts executions armed with Arm that are idempotent and not opted out.
-type Stats = hedge.Stats
+// Stats is a snapshot of the Hedger's counters since it was created; its
+// fields are documented in package stats. Eligible counts executions armed
+// with Arm that are idempotent and not opted out.
+type Stats = stats.Hedging
 
 // Defaults, as in the v1 package.
 const (

@@ -8,7 +8,6 @@ import (
 
 	"github.com/gocql/gocql"
 	"github.com/tailroute/tailroute/speculative"
-	"github.com/tailroute/tailroute/tracker"
 )
 
 // hedgeSuffix turns any policy into its hedged variant: "tailroute+hedge"
@@ -45,12 +44,12 @@ func parseHedgeVariant(v string) (hedgeVariant, error) {
 }
 
 // options are the variant's hedger options plus, when the installed host
-// selection policy hp (of either driver) is tailroute's, its tracker as the
-// source of the hedge delay.
+// selection policy hp (of either driver) is tailroute's, that policy as the
+// source of the hedge delay and of the stall signal.
 func (v hedgeVariant) options(hp any) []speculative.Option {
 	opts := append([]speculative.Option(nil), v.opts...)
-	if p, ok := hp.(interface{ Tracker() *tracker.Tracker }); ok {
-		opts = append(opts, speculative.WithSource(p.Tracker()))
+	if p, ok := hp.(speculative.SilenceSource); ok {
+		opts = append(opts, speculative.WithSource(p))
 	}
 	return opts
 }

@@ -27,9 +27,9 @@ const (
 // (WithBudget), which keeps the long-run share. While a host is stalled
 // (it has attempts in flight and has been silent for longer than the
 // hedge delay) the cap is lifted. Telling a stall from a slow phase needs
-// a source that reports silence (SilenceSource: our tracker,
-// WithSource(p.Tracker())); with any other source, the built-in Recorder
-// included, the cap is off. Defaults DefaultBurstHorizon,
+// a source that reports silence (SilenceSource: WithSource(p) with p a
+// policy.Policy); with any other source, the built-in Recorder included,
+// the cap is off. Defaults DefaultBurstHorizon,
 // DefaultBurstFactor, DefaultBurstFloor; horizon 0 turns the cap off.
 // Allowed horizon 0 or 10ms..1min, factor 1..100, floor 0..1000000.
 func WithBurstCap(horizon time.Duration, factor float64, floor int) Option {

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tailroute/tailroute/stats"
 	"github.com/tailroute/tailroute/tracker"
 )
 
@@ -220,28 +221,8 @@ func (h *Hedger) recentlyFailed(host any, nowNs int64) bool {
 	return ok && nowNs-v.(*atomic.Int64).Load() < int64(h.cfg.errorHoldoff)
 }
 
-// Stats is a snapshot of the Hedger's counters since it was created.
-type Stats struct {
-	Executions   uint64        // query executions seen by the wrapped policy (Pick calls)
-	Eligible     uint64        // of those, idempotent and not opted out with Disable
-	Armed        uint64        // of those, allowed to hedge (a budget token was reserved)
-	Hedges       uint64        // hedges that actually fired (extra attempts sent)
-	Won          uint64        // fired hedges whose attempt was the execution's first success
-	Lost         uint64        // fired hedges beaten by a success of an earlier attempt
-	InFlight     int64         // hedges fired whose attempt has not ended yet
-	BudgetDenied uint64        // eligible executions not armed because the budget was spent
-	BurstDenied  uint64        // eligible executions not armed by the burst cap (WithBurstCap)
-	BurstLifted  uint64        // eligible executions over the burst cap, armed because a host was stalled
-	TooFewHosts  uint64        // eligible executions not armed: fewer than 2 hosts up
-	NoTarget     uint64        // hedges that fired but found no host left (see doc.go)
-	Unreserved   uint64        // hedges that fired after their reservation was released (see doc.go)
-	Delay        time.Duration // current hedge delay
-	Quantile     float64       // quantile the delay follows now (>= the configured one under budget pressure)
-	// Budget window: requests and hedges counted in the sliding window,
-	// and reservations currently held.
-	WindowRequests, WindowHedges uint64
-	Reserved                     int64
-}
+// Stats is a snapshot of the Hedger's counters (see package stats).
+type Stats = stats.Hedging
 
 // Stats returns a snapshot of the counters.
 func (h *Hedger) Stats() Stats {

@@ -40,7 +40,7 @@ func errorf(format string, a ...any) error {
 func (c *config) fail(format string, a ...any) { c.errs = append(c.errs, errorf(format, a...)) }
 
 // WithSource sets the latency source the hedge delay follows, e.g. the
-// tracker of our policy package (p.Tracker()). Default: a Recorder the
+// Policy of our policy package (WithSource(p)). Default: a Recorder the
 // Hedger owns, which Wire installs as the cluster's QueryObserver.
 func WithSource(s LatencySource) Option {
 	return func(c *config) {

@@ -315,9 +315,6 @@ func WithKeyspaceFunc(f KeyspaceFunc) Option {
 	return func(c *Config) { c.keyspaceFunc = f }
 }
 
-// FeedbackKeys returns the custom-payload keys of WithFeedbackKeys.
-func (c *Config) FeedbackKeys() (queue, serviceTime string) { return c.feedbackQ, c.feedbackST }
-
 // DriverSpeculation reports WithDriverSpeculation.
 func (c *Config) DriverSpeculation() bool { return c.driverSpec }
 
