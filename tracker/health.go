@@ -23,13 +23,14 @@ import (
 // its failures outnumber a third of the previous bucket's successes). The
 // first success after such a streak restarts the window with just that
 // success: the host answers again, and the failures before it no longer
-// hold it back. A failing host is then probed (Host.ClaimProbe) and is healthy again at its first successful probe,
-// instead of after the three or more buckets of successes its older
-// failures would take to outweigh with the few samples probes bring. A
-// host failing a fraction p of its requests alternates between the two
-// states; each return to healthy costs about 1/p attempts before its next
-// failure demotes it, and happens after a run of HealthStreak failures and
-// a success (p^3(1-p) of its attempts), so it stays well below its share.
+// hold it back. A failing host gets only probes (Host.ClaimProbe) and is
+// healthy again at its first successful one, instead of after the three
+// or more buckets of successes its older failures would take to outweigh
+// with the few samples probes bring. A host failing a fraction p of its
+// requests alternates between the two states; each return to healthy
+// costs about 1/p attempts before its next failure demotes it, and happens
+// after a run of healthStreak failures and a success (p^3(1-p) of its
+// attempts), so it stays well below its share.
 // A restart is several atomic stores: a record racing with it may land on
 // either side or be lost, which the rate's statistics tolerate.
 const (
