@@ -26,8 +26,8 @@
 // Strategies: C3 (default): health first, then sort by Psi_s = R_s - 1/mu_s +
 // qhat^3/mu_s with qhat = 1 + os_s*w + q_s; busy hosts last while a majority
 // is healthy; with probability ProbeProbability a replica without a response
-// for ProbeAfter, or one ranked last for its health, goes first (recovery
-// probing); then Algorithm 1: the first replica within its CUBIC sending
+// for ProbeAfter goes first, and one ranked last for its health goes first
+// once per ProbeAfter (recovery probing, WithProbe); then Algorithm 1: the first replica within its CUBIC sending
 // rate, else wait for the next rate window at most MaxBackpressureWait and
 // send to the best replica anyway. P2C: health first, then DataStax power of
 // two random choices on in-flight counts, busy hosts last, probes as for C3.
@@ -53,9 +53,15 @@
 //
 // An error's latency is a lower bound of what a success would have taken:
 // it moves R_s only upward, so fast failures never make a host look fast.
-// Recovery: the success buckets roll (6 x 500 ms), so a host that stops
-// failing regains its place within about 1.5 s at equal traffic, and probes
-// reach it while it gets none.
+// Recovery: three failures in a row make a host failing now, and the first
+// success after them healthy again (the streak rule, see package tracker);
+// a host ranked last for failing is probed once per
+// ProbeAfter per client, so one that stops failing is a first choice again
+// within ProbeAfter. A host that fails only part of its requests recovers
+// as its rolling success buckets (6 x 500 ms) fill with successes. After a
+// slow spell, R_s weighs a sample by the age of the estimate
+// (tracker.Config.AgeDecay), so a host avoided as slow and fast again is
+// seen to be fast after a few answers.
 //
 // Two departures from the paper's Algorithms 1 and 2, both measured (see
 // docs/RESULTS.md): a stalled host (one that owes responses and has been
@@ -103,8 +109,9 @@
 // Defaults: strategy C3, w (ConcurrencyWeight) 1, busy at 10 in flight and
 // 200ms without response, stalled after max(10ms, 4*R_s) of silence, CUBIC delta 20ms, beta 0.2, saddle 100ms,
 // hysteresis 40ms, s_max 10, initial rate 100/delta, MaxBackpressureWait 1ms,
-// jitter 0.05, probe probability 0.01 after 1s, MaxCandidates 8, EWMA alpha
-// 0.1, HealthTolerance 0.05, success buckets of 500ms.
+// jitter 0.05, probe probability 0.01 after 1s (failing hosts: one probe per
+// 1s), MaxCandidates 8, EWMA alpha 0.1 aged with tau 250ms, HealthTolerance
+// 0.05, success buckets of 500ms.
 //
 // This package is the gocql v1 adapter (host and query types, keyspace
 // metadata, error classes, observers, Wire and the session rules) over a

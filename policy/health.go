@@ -11,6 +11,6 @@ import "github.com/tailroute/tailroute/internal/route"
 // count (C3 and P2C; RoundRobin ignores health). Recovery: the rate is
 // rolling (6 buckets of tracker.Config.HealthBucket), so a replica that
 // stops failing regains its place as its recent buckets fill with
-// successes, and probes (WithProbe) reach replicas that get no traffic at
-// all. Default 0.05; 1 turns the rule off. Allowed 0..1.
+// successes, at once after a run of failures (the tracker's streak rule),
+// and probes (WithProbe) reach replicas that get no traffic at all. Default 0.05; 1 turns the rule off. Allowed 0..1.
 func WithHealthTolerance(tolerance float64) Option { return route.WithHealthTolerance(tolerance) }

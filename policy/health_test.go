@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -91,44 +92,85 @@ func TestFailingHostRepelsTraffic(t *testing.T) {
 	}
 }
 
+// drive sends one request every step for d through p's plans, answered in
+// 1ms, with host 2 failing (Overloaded) while fail(now) says so, and
+// returns the times of the attempts host 2 received.
+func drive(t *testing.T, p *Policy, hosts []*gocql.HostInfo, obs func(int, time.Duration, error),
+	step, d time.Duration, fail func(time.Duration) bool) []time.Duration {
+	t.Helper()
+	clk := p.r.Tracker().Clock().(*tracker.ManualClock)
+	q := &fakeQuery{}
+	var to2 []time.Duration
+	for end := clk.Now() + d; clk.Now() < end; {
+		next := p.Pick(q)
+		h := next()
+		require.NotNil(t, h)
+		i := 0
+		for j := range hosts {
+			if hosts[j] == h.Info() {
+				i = j
+			}
+		}
+		var err error
+		if i == 2 {
+			to2 = append(to2, clk.Now())
+			if fail(clk.Now()) {
+				err = codeErr(gocql.ErrCodeOverloaded)
+			}
+		}
+		clk.Advance(time.Millisecond)
+		obs(i, time.Millisecond, err)
+		h.Mark(err)
+		clk.Advance(step - time.Millisecond)
+	}
+	return to2
+}
+
 // TestFailedHostRecovers: a replica that failed every request for 3s gets
-// only probes while failing, and its share of first picks back (above 20 %
-// of three replicas' 33 %) within 1.5s after it stops failing: probes reach
-// it although it is ranked last, and its rolling success rate recovers.
+// only probes while failing, at most one per ProbeAfter (1s), and is a
+// first choice again at its first probe after it stops failing (streak
+// rule), i.e. within ProbeAfter: its share of picks 1-2s after is fair.
 func TestFailedHostRecovers(t *testing.T) {
 	for _, strat := range []Strategy{C3, P2C} {
 		t.Run(strat.String(), func(t *testing.T) {
 			p, hosts, obs := wired(t, 3, WithStrategy(strat), WithRateControl(false))
-			clk := p.r.Tracker().Clock().(*tracker.ManualClock)
-			now := p.r.Tracker().Clock().Now
-			q := &fakeQuery{}
-			failUntil := now() + 3*time.Second
-			shares := map[int]int{} // 250ms slot after failUntil-1s -> picks of h2
-			for now() < failUntil+2*time.Second {
-				next := p.Pick(q)
-				h := next()
-				require.NotNil(t, h)
-				i := 0
-				for j := range hosts {
-					if hosts[j] == h.Info() {
-						i = j
-					}
-				}
-				var err error
-				if i == 2 && now() < failUntil {
-					err = codeErr(gocql.ErrCodeOverloaded)
-				}
-				clk.Advance(time.Millisecond) // one request per ms, answered in 1ms
-				obs(i, time.Millisecond, err)
-				h.Mark(err)
-				if i == 2 && now() > failUntil-time.Second {
-					shares[int((now()-(failUntil-time.Second))/(250*time.Millisecond))]++
+			start := p.r.Tracker().Clock().Now()
+			failUntil := start + 3*time.Second
+			to2 := drive(t, p, hosts, obs, time.Millisecond, 5*time.Second, func(now time.Duration) bool { return now < failUntil })
+			var last, after int
+			for _, at := range to2 {
+				switch {
+				case at >= failUntil-time.Second && at < failUntil:
+					last++
+				case at >= failUntil+time.Second && at < failUntil+2*time.Second:
+					after++
 				}
 			}
-			// slots of 250 picks: 0-3 the last second of failure, 4.. after
-			assert.Less(t, shares[0]+shares[1]+shares[2]+shares[3], 1000*3/100, "while failing: probes only: %v", shares)
-			assert.Greater(t, shares[9], 250*20/100, "1.25-1.5s after: fair share again: %v", shares)
-			assert.Greater(t, shares[10], 250*20/100, "%v", shares)
+			assert.LessOrEqual(t, last, 2, "the last second of failure: one probe: %v", to2[:min(len(to2), 40)])
+			assert.Greater(t, after, 1000*20/100, "1-2s after: fair share again (33 %%)")
+		})
+	}
+}
+
+// TestDemotedProbeRate: an always failing replica gets one probe per
+// ProbeAfter per client whatever the request rate, so its share of the
+// attempts falls as the load grows; WithProbe(0, ...) stops them.
+func TestDemotedProbeRate(t *testing.T) {
+	always := func(time.Duration) bool { return true }
+	for _, strat := range []Strategy{C3, P2C} {
+		for _, step := range []time.Duration{time.Millisecond, 10 * time.Millisecond} {
+			t.Run(fmt.Sprintf("%v/%v", strat, step), func(t *testing.T) {
+				p, hosts, obs := wired(t, 3, WithStrategy(strat), WithRateControl(false), WithProbe(0.01, 500*time.Millisecond))
+				drive(t, p, hosts, obs, step, time.Second, always) // found failing
+				to2 := drive(t, p, hosts, obs, step, 10*time.Second, always)
+				assert.InDelta(t, 20, len(to2), 2, "10s at one probe per 500ms: %v", to2)
+			})
+		}
+		t.Run(strat.String()+"/off", func(t *testing.T) {
+			p, hosts, obs := wired(t, 3, WithStrategy(strat), WithRateControl(false), WithProbe(0, time.Second))
+			drive(t, p, hosts, obs, time.Millisecond, time.Second, always)
+			to2 := drive(t, p, hosts, obs, time.Millisecond, 5*time.Second, always)
+			assert.Empty(t, to2, "probes off")
 		})
 	}
 }

@@ -108,13 +108,21 @@ func WithMaxBackpressureWait(d time.Duration) Option { return route.WithMaxBackp
 // broken at random). Default 0.05. Allowed 0..0.5.
 func WithJitter(f float64) Option { return route.WithJitter(f) }
 
-// WithProbe sets recovery probing (C3 and P2C): with probability p a request goes
-// first to a replica that has not responded for at least after, or has
-// been ranked last for its health (WithHealthTolerance), and has nothing
-// outstanding (a host that ranks last never gets fresh measurements
+// WithProbe sets recovery probing (C3 and P2C). With probability p a request
+// goes first to a replica that has not responded for at least after and has
+// nothing outstanding (a host that ranks last never gets fresh measurements
 // otherwise; a host that still owes responses will be measured when they
-// return, so probing it would only add requests to a stall). Defaults 0.01 and 1s.
-// Allowed p 0..1, after 1ms..1h.
+// return, so probing it would only add requests to a stall). A replica
+// ranked last for its health (WithHealthTolerance) is probed by time
+// instead: when it has nothing outstanding and neither a probe nor any
+// other attempt went to it for `after`, the request goes to it first
+// (tracker.Host.ClaimProbe), i.e. at most one probe per failing host per
+// `after` per client, whatever the load: the probe share of a client falls
+// as its load grows, and a host that recovers is tried again within `after`
+// (its first success makes it healthy again). A shorter `after` finds a
+// recovered host sooner at the cost of more attempts to one that still
+// fails. p = 0 turns both off. Defaults 0.01 and 1s. Allowed p 0..1, after
+// 1ms..1h.
 func WithProbe(p float64, after time.Duration) Option { return route.WithProbe(p, after) }
 
 // WithMaxCandidates sets how many hosts are ranked for a request without

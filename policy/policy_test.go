@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -400,7 +401,8 @@ func TestAttemptAccountingExact(t *testing.T) {
 	assert.EqualValues(t, 2, s.Samples, "both attempts measured (unwired)")
 	assert.EqualValues(t, 2, s.Responses)
 	assert.EqualValues(t, 1, s.Successes)
-	assert.InDelta(t, float64(3*time.Millisecond)*0.9+float64(2*time.Millisecond)*0.1, float64(s.ResponseTime), 1, "retry latency measured from the previous Mark")
+	keep := 0.9 * math.Exp(-float64(2*time.Millisecond)/float64(tr.Config().AgeDecay)) // R_s's weight 2ms after the first answer
+	assert.InDelta(t, float64(3*time.Millisecond)*keep+float64(2*time.Millisecond)*(1-keep), float64(s.ResponseTime), 1, "retry latency measured from the previous Mark")
 
 	// gocql skips a host without Mark (no pool / no connection) and asks for
 	// the next one: a sequential (non-idempotent) plan ends the skipped attempt

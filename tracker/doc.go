@@ -36,6 +36,17 @@
 // other hosts' mean and 0 (an estimate that only a response could refresh
 // would otherwise keep a once-slow host avoided for good).
 //
+// Change points in health (the streak rule): three failures in a
+// row restart a host's success window with just those failures (failing
+// now, whatever its earlier successes), and the first success after such a
+// run restarts it with just that success (healthy again): a host that
+// starts failing is avoided at once, and one that recovers is healthy at
+// its first successful probe (Host.ClaimProbe: one per interval) instead of
+// after buckets of successes that probes alone would take to gather.
+// Config.AgeDecay does the same for R_s: a sample weighs more the older
+// the estimate it updates, so a host avoided while slow is seen to be fast
+// again after a few answers.
+//
 // Orphans: CQL has no way to cancel a request, so an attempt the client gives
 // up on (a hedge won elsewhere, the caller's context expired) is still queued
 // on the host. View.Orphaned counts those until the host answers a request

@@ -14,7 +14,27 @@ import (
 // A slot is one atomic word: epoch tag (24 bits) | finished (20) | succeeded
 // (20); recording is one CAS on the host's own word. 8 slots rotate; a slot
 // found holding an old epoch is moved to the sticky word and restarted.
+//
+// Change points (streak rule): healthStreak (3) consecutive failures, which
+// a healthy host essentially never gives (p^3 at error rate p), restart
+// the window with just those failures: the host fails now, and the
+// successes before them, however many, no longer dilute that (a host that
+// starts failing after a busy stretch is otherwise a first choice until
+// its failures outnumber a third of the previous bucket's successes). The
+// first success after such a streak restarts the window with just that
+// success: the host answers again, and the failures before it no longer
+// hold it back. A failing host gets only probes (Host.ClaimProbe) and is
+// healthy again at its first successful one, instead of after the three
+// or more buckets of successes its older failures would take to outweigh
+// with the few samples probes bring. A host failing a fraction p of its
+// requests alternates between the two states; each return to healthy
+// costs about 1/p attempts before its next failure demotes it, and happens
+// after a run of healthStreak failures and a success (p^3(1-p) of its
+// attempts), so it stays well below its share.
+// A restart is several atomic stores: a record racing with it may land on
+// either side or be lost, which the rate's statistics tolerate.
 const (
+	healthStreak   = 3
 	healthSlots    = 8
 	healthInWindow = 6
 	healthDecay    = 3.0
@@ -37,6 +57,7 @@ type healthBuckets struct {
 	slots  [healthSlots]atomic.Uint64
 	sticky atomic.Uint64 // fin<<hCountBits | ok of the last aged-out bucket with data
 	failed atomic.Bool   // any failure since the last reset: without one the rate is 1 (fast path)
+	streak atomic.Int32  // consecutive failures up to the latest outcome
 }
 
 func (h *healthBuckets) init(width time.Duration, now time.Duration) {
@@ -52,17 +73,40 @@ func (h *healthBuckets) reset(now time.Duration) {
 	}
 	h.sticky.Store(0)
 	h.failed.Store(false)
+	h.streak.Store(0)
+}
+
+// restart empties the window at now and puts fin finished, ok succeeded
+// responses in the current bucket (the streak rule).
+func (h *healthBuckets) restart(now time.Duration, fin, ok uint64) {
+	e := int64(now) / h.width
+	for i := range h.slots {
+		h.slots[i].Store(hPack(e-healthSlots-1, 0, 0))
+	}
+	h.slots[e%healthSlots].Store(hPack(e&hTagMask, fin, ok))
+	h.sticky.Store(fin<<hCountBits | ok)
+	h.failed.Store(ok < fin)
 }
 
 func (h *healthBuckets) record(now time.Duration, success bool) {
-	e := int64(now) / h.width
-	slot := &h.slots[e%healthSlots]
 	var okInc uint64
 	if success {
 		okInc = 1
-	} else if !h.failed.Load() {
-		h.failed.Store(true)
+		if h.streak.Load() != 0 && h.streak.Swap(0) >= healthStreak {
+			h.restart(now, 1, 1) // answers again after failing: healthy
+			return
+		}
+	} else {
+		if !h.failed.Load() {
+			h.failed.Store(true)
+		}
+		if h.streak.Add(1) == healthStreak {
+			h.restart(now, healthStreak, 0) // failing now
+			return
+		}
 	}
+	e := int64(now) / h.width
+	slot := &h.slots[e%healthSlots]
 	tag := e & hTagMask
 	for {
 		old := slot.Load()

@@ -70,6 +70,7 @@ type Host struct {
 	queue    ewma         // q_s from feedback
 	lastResp atomic.Int64 // clock time of the last response (or of the reset)
 	owedFrom atomic.Int64 // clock time the outstanding count last rose from 0
+	probedAt atomic.Int64 // clock time of the last ClaimProbe that succeeded
 	samples  atomic.Uint64
 
 	orphaned     atomic.Int64 // attempts the client gave up on (View.Orphaned)
@@ -170,7 +171,7 @@ func (h *Host) Observe(now, latency time.Duration, o Outcome) {
 		h.queue.decay(0, f)
 	}
 	if o == Success || h.failureRaises(latency) {
-		h.resp.add(float64(latency), h.t.cfg.EWMAAlpha)
+		h.resp.add(float64(latency), h.sampleWeight(now))
 		h.hist.Record(now, latency)
 	}
 	h.samples.Add(1)
@@ -180,6 +181,18 @@ func (h *Host) Observe(now, latency time.Duration, o Outcome) {
 		h.rate.countResponse(now)
 	}
 	h.rate.adapt(now)
+}
+
+// sampleWeight is the weight alpha' of a new R_s sample at now
+// (Config.AgeDecay): 1-(1-alpha)*exp(-dt/tau), dt the time since the last
+// response.
+func (h *Host) sampleWeight(now time.Duration) float64 {
+	a, tau := h.t.cfg.EWMAAlpha, h.t.cfg.AgeDecay
+	dt := now - time.Duration(h.lastResp.Load())
+	if tau <= 0 || dt <= 0 {
+		return a
+	}
+	return 1 - (1-a)*math.Exp(-float64(dt)/float64(tau))
 }
 
 // failureRaises reports whether a failed or lost attempt's latency moves R_s

@@ -44,6 +44,19 @@ type Config struct {
 	// traffic are never affected. Default 1s; negative = never forget.
 	// Allowed 10ms..1h or negative.
 	ForgetAfter time.Duration
+	// AgeDecay (tau) makes R_s weigh a sample by the age of the estimate it
+	// updates: the estimate keeps (1-EWMAAlpha)*exp(-dt/AgeDecay) of its
+	// weight, dt being the time since the host's previous response, so the
+	// sample's weight is alpha' = 1-(1-alpha)*exp(-dt/tau). A host answering
+	// every few milliseconds averages over about 1/alpha samples as
+	// before (dt << tau: alpha' ~ alpha); a host that gets a request only
+	// now and then (avoided as slow, recovering, probed) has its R_s made
+	// mostly of its latest answers instead of answers from seconds ago, so
+	// a host that was slow and is fast again is seen to be fast after a few
+	// requests, not after ten. The estimate ages as in Finagle's Peak-EWMA
+	// (weight exp(-dt/tau) per sample). Default 250ms; negative = off
+	// (plain EWMA). Allowed 1ms..1h or negative.
+	AgeDecay time.Duration
 	// Rate configures the per-host CUBIC rate controller.
 	Rate RateConfig
 }
@@ -58,6 +71,7 @@ func DefaultConfig() Config {
 		HealthBucket:        500 * time.Millisecond,
 		DefaultResponseTime: time.Millisecond,
 		ForgetAfter:         time.Second,
+		AgeDecay:            250 * time.Millisecond,
 		Rate:                DefaultRateConfig(),
 	}
 }
@@ -86,6 +100,9 @@ func (c Config) WithDefaults() Config {
 	if c.ForgetAfter == 0 {
 		c.ForgetAfter = d.ForgetAfter
 	}
+	if c.AgeDecay == 0 {
+		c.AgeDecay = d.AgeDecay
+	}
 	c.Rate.withDefaults()
 	return c
 }
@@ -105,6 +122,8 @@ func (c Config) Validate() error {
 		"Config.DefaultResponseTime = %v, allowed 1µs..1m", c.DefaultResponseTime)
 	e.check(c.ForgetAfter >= 0 && (c.ForgetAfter < 10*time.Millisecond || c.ForgetAfter > time.Hour),
 		"Config.ForgetAfter = %v, allowed 10ms..1h or negative (never)", c.ForgetAfter)
+	e.check(c.AgeDecay >= 0 && (c.AgeDecay < time.Millisecond || c.AgeDecay > time.Hour),
+		"Config.AgeDecay = %v, allowed 1ms..1h or negative (off)", c.AgeDecay)
 	return errors.Join(append(e, c.Rate.Validate())...)
 }
 

@@ -37,6 +37,7 @@ func TestConfigValidation(t *testing.T) {
 		{func(c *Config) { c.HealthBucket = 2 * time.Hour }, "HealthBucket"},
 		{func(c *Config) { c.DefaultResponseTime = -1 }, "DefaultResponseTime"},
 		{func(c *Config) { c.ForgetAfter = 5 * time.Millisecond }, "ForgetAfter = 5ms, allowed 10ms..1h or negative (never)"},
+		{func(c *Config) { c.AgeDecay = time.Microsecond }, "AgeDecay = 1µs, allowed 1ms..1h or negative (off)"},
 		{func(c *Config) { c.Rate.Beta = 1 }, "RateConfig.Beta = 1, allowed (0,1)"},
 		{func(c *Config) { c.Rate.Interval = time.Microsecond }, "RateConfig.Interval"},
 		{func(c *Config) { c.Rate.SMax = -1 }, "RateConfig.SMax"},
@@ -72,7 +73,8 @@ func TestConfigValidation(t *testing.T) {
 // hosts' mean once it has not answered for ForgetAfter, in the view and in
 // the stored EWMA when it answers again; busy or recent hosts are untouched.
 func TestForgetAfter(t *testing.T) {
-	tr, clk := newTest(t, nil)
+	plain := func(c *Config) { c.AgeDecay = -1 } // plain EWMA: the forgetting alone
+	tr, clk := newTest(t, plain)
 	a, b, c := tr.Host("a"), tr.Host("b"), tr.Host("c")
 	a.Observe(tr.Now(), 10*time.Millisecond, Success) // a was slow once...
 	a.Feedback(8, 4*time.Millisecond)
@@ -100,7 +102,7 @@ func TestForgetAfter(t *testing.T) {
 	// a lost attempt (timeout) after a long silence is no response: it
 	// forgets nothing, or a host timing out again and again would see its
 	// R_s shrink toward the others' with every timeout
-	lt, clk3 := newTest(t, nil)
+	lt, clk3 := newTest(t, plain)
 	x := lt.Host("x")
 	lt.Host("y").Observe(tr.Now(), time.Millisecond, Success)
 	x.Observe(tr.Now(), 10*time.Millisecond, Success)
@@ -114,6 +116,40 @@ func TestForgetAfter(t *testing.T) {
 	never.Host("b").Observe(tr.Now(), time.Millisecond, Success)
 	clk2.Advance(time.Hour)
 	assert.InDelta(t, float64(10*time.Millisecond), h.View(never.Now()).ResponseTime, 1)
+}
+
+// TestAgeDecay: R_s weighs a sample by the age of the estimate it updates
+// (alpha' = 1-(1-alpha)*exp(-dt/tau)): back-to-back answers average as
+// the plain EWMA does, an answer after a quiet spell mostly replaces the
+// old estimate, and a host fast again after being slow is seen to be fast
+// after a few sparse answers.
+func TestAgeDecay(t *testing.T) {
+	tr, clk := newTest(t, nil)
+	assert.Equal(t, 250*time.Millisecond, tr.Config().AgeDecay)
+	h := tr.Host("a")
+	h.Observe(tr.Now(), 40*time.Millisecond, Success)
+	h.Observe(tr.Now(), 10*time.Millisecond, Success) // dt = 0: alpha
+	assert.InDelta(t, 37e6, float64(h.Snapshot().ResponseTime), 1)
+	clk.Advance(250 * time.Millisecond)
+	h.Observe(tr.Now(), 10*time.Millisecond, Success) // dt = tau: keeps 0.9/e
+	w := 0.9 * math.Exp(-1)
+	assert.InDelta(t, 10e6+27e6*w, float64(h.Snapshot().ResponseTime), 1)
+
+	slow, plainSlow := tr.Host("s"), func() *Host {
+		pt, _ := newTest(t, func(c *Config) { c.AgeDecay = -1 })
+		return pt.Host("s")
+	}()
+	for i := 0; i < 50; i++ {
+		slow.Observe(tr.Now(), 40*time.Millisecond, Success)
+		plainSlow.Observe(tr.Now(), 40*time.Millisecond, Success)
+	}
+	for i := 0; i < 5; i++ { // five answers 200ms apart at 4ms
+		clk.Advance(200 * time.Millisecond)
+		slow.Observe(tr.Now(), 4*time.Millisecond, Success)
+		plainSlow.Observe(tr.Now(), 4*time.Millisecond, Success)
+	}
+	assert.Less(t, slow.Snapshot().ResponseTime, 5*time.Millisecond, "mostly the recent answers")
+	assert.Greater(t, plainSlow.Snapshot().ResponseTime, 20*time.Millisecond, "plain EWMA: 0.9^5 of the old")
 }
 
 func TestEWMA(t *testing.T) {
@@ -198,7 +234,7 @@ func TestAttemptAccounting(t *testing.T) {
 }
 
 func TestCancelledIsNotAMeasurement(t *testing.T) {
-	tr, clk := newTest(t, nil)
+	tr, clk := newTest(t, func(c *Config) { c.AgeDecay = -1 }) // plain EWMA
 	h := tr.Host("a")
 	h.Observe(tr.Now(), 10*time.Millisecond, Success)
 	clk.Advance(time.Second)
@@ -364,12 +400,18 @@ func TestHealthBuckets(t *testing.T) {
 		h.Observe(tr.Now(), time.Millisecond, Success)
 	}
 	assert.Equal(t, 1.0, h.View(tr.Now()).SuccessRate)
-	clk.Advance(time.Second) // next bucket: all failures
-	for i := 0; i < 10; i++ {
+	clk.Advance(time.Second) // next bucket: 10 failures, 5 successes, never 3 failures in a row
+	for i := 0; i < 5; i++ {
+		h.Observe(tr.Now(), time.Millisecond, Failure)
+		h.Observe(tr.Now(), time.Millisecond, Failure)
+		h.Observe(tr.Now(), time.Millisecond, Success)
+	}
+	// newest bucket weight 1, previous 1/3: (5 + 10/3) / (15 + 10/3) = 0.4545
+	assert.InDelta(t, 25.0/55, h.View(tr.Now()).SuccessRate, 1e-9)
+	for i := 0; i < 3; i++ {
 		h.Observe(tr.Now(), time.Millisecond, Failure)
 	}
-	// newest bucket weight 1, previous 1/3: (0 + 10/3) / (10 + 10/3) = 0.25
-	assert.InDelta(t, 0.25, h.View(tr.Now()).SuccessRate, 1e-9)
+	assert.Equal(t, 0.0, h.View(tr.Now()).SuccessRate, "three failures in a row: failing now (streak rule)")
 	// after the window passes with no traffic, the sticky bucket remembers
 	// the failures, floored at 0.0001/hosts
 	clk.Advance(10 * time.Second)

@@ -104,10 +104,10 @@ func WithMaxBackpressureWait(d time.Duration) Option { return route.WithMaxBackp
 func WithJitter(f float64) Option { return route.WithJitter(f) }
 
 // WithProbe sets recovery probing (C3 and P2C): with probability p a request
-// goes first to a replica that has not responded for at least after, or has
-// been ranked last for its health (WithHealthTolerance), and has nothing
-// outstanding (a host that ranks last never gets fresh measurements
-// otherwise. The rule, defaults and allowed range are those of the gocql v1
+// goes first to a replica that has not responded for at least after and has
+// nothing outstanding, and a replica ranked last for its health
+// (WithHealthTolerance) goes first once per `after` (a host that ranks last
+// never gets fresh measurements otherwise). The rule, defaults and allowed range are those of the gocql v1
 // adapter's WithProbe (package github.com/tailroute/tailroute/policy).
 func WithProbe(p float64, after time.Duration) Option { return route.WithProbe(p, after) }
 

@@ -14,7 +14,7 @@ package core
 // "when all nodes are suffering, distribute proportionally"). Recovery: a
 // host that stops failing regains its place as its rolling success rate
 // rises, and a demoted host that gets no traffic at all still receives
-// probes (PromoteStale). It reports how many were demoted.
+// probes (the caller picks them; PromoteHost). It reports how many were demoted.
 func DemoteUnhealthy(c []Candidate, r *Rand, tolerance float64) int {
 	best := 0.0
 	for i := range c {
@@ -74,15 +74,14 @@ func demotedLast(c []Candidate) int {
 	return k
 }
 
-// ProbeDemoted marks every Demoted candidate with nothing in flight as
-// Stale, i.e. a probe target (PromoteStale) without waiting for ProbeAfter:
-// a demoted host's success rate changes only through new samples, so the
-// time until a recovered host is seen to be healthy is the time until its
-// next probe.
-func ProbeDemoted(c []Candidate) {
+// PromoteHost moves the candidate for host to the front (a probe chosen by
+// the caller) and reports whether it was found.
+func PromoteHost(c []Candidate, host int32) bool {
 	for i := range c {
-		if c[i].Demoted && c[i].InFlight == 0 {
-			c[i].Stale = true
+		if c[i].Host == host {
+			promote(c, i)
+			return true
 		}
 	}
+	return false
 }

@@ -69,12 +69,10 @@ func TestDemotedGoLastInEveryOrdering(t *testing.T) {
 	}
 }
 
-func TestProbeDemoted(t *testing.T) {
+func TestPromoteHost(t *testing.T) {
 	c := cands(1, 2, 3)
-	c[1].Demoted = true
-	c[2].Demoted, c[2].InFlight = true, 1
-	ProbeDemoted(c)
-	assert.False(t, c[0].Stale)
-	assert.True(t, c[1].Stale, "demoted, nothing in flight: a probe target")
-	assert.False(t, c[2].Stale, "still owes a response: it will be measured anyway")
+	assert.True(t, PromoteHost(c, 2))
+	assert.Equal(t, []int32{2, 0, 1}, hosts(c), "the probed host first, the others in order")
+	assert.False(t, PromoteHost(c, 7), "not a candidate")
+	assert.Equal(t, []int32{2, 0, 1}, hosts(c))
 }

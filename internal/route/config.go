@@ -234,13 +234,21 @@ func WithJitter(f float64) Option {
 	}
 }
 
-// WithProbe sets recovery probing (C3 and P2C): with probability p a request goes
-// first to a replica that has not responded for at least after, or has
-// been ranked last for its health (WithHealthTolerance), and has nothing
-// outstanding (a host that ranks last never gets fresh measurements
+// WithProbe sets recovery probing (C3 and P2C). With probability p a request
+// goes first to a replica that has not responded for at least after and has
+// nothing outstanding (a host that ranks last never gets fresh measurements
 // otherwise; a host that still owes responses will be measured when they
-// return, so probing it would only add requests to a stall). Defaults 0.01 and 1s.
-// Allowed p 0..1, after 1ms..1h.
+// return, so probing it would only add requests to a stall). A replica
+// ranked last for its health (WithHealthTolerance) is probed by time
+// instead: when it has nothing outstanding and neither a probe nor any
+// other attempt went to it for `after`, the request goes to it first
+// (tracker.Host.ClaimProbe), i.e. at most one probe per failing host per
+// `after` per client, whatever the load: the probe share of a client falls
+// as its load grows, and a host that recovers is tried again within `after`
+// (its first success makes it healthy again). A shorter `after` finds a
+// recovered host sooner at the cost of more attempts to one that still
+// fails. p = 0 turns both off. Defaults 0.01 and 1s. Allowed p 0..1, after
+// 1ms..1h.
 func WithProbe(p float64, after time.Duration) Option {
 	return func(c *Config) {
 		if !(p >= 0 && p <= 1) {
@@ -341,8 +349,8 @@ func WithDriverSpeculation(on bool) Option { return func(c *Config) { c.driverSp
 // count (C3 and P2C; RoundRobin ignores health). Recovery: the rate is
 // rolling (6 buckets of tracker.Config.HealthBucket), so a replica that
 // stops failing regains its place as its recent buckets fill with
-// successes, and probes (WithProbe) reach replicas that get no traffic at
-// all. Default 0.05; 1 turns the rule off. Allowed 0..1.
+// successes, at once after a run of failures (the tracker's streak rule),
+// and probes (WithProbe) reach replicas that get no traffic at all. Default 0.05; 1 turns the rule off. Allowed 0..1.
 func WithHealthTolerance(tolerance float64) Option {
 	return func(c *Config) {
 		if !(tolerance >= 0 && tolerance <= 1) {

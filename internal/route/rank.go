@@ -1,6 +1,8 @@
 package route
 
 import (
+	"time"
+
 	"github.com/tailroute/tailroute/internal/core"
 	"github.com/tailroute/tailroute/tracker"
 )
@@ -52,12 +54,10 @@ func (st *queryState[H, S]) rank() {
 			c[k].Success = float32(h.SuccessRate(now))
 			c[k].Stale = c[k].InFlight == 0 && h.SinceResponse(now) >= p.cfg.probeAfter
 		}
-		if n := core.DemoteUnhealthy(c, &st.rnd, p.cfg.healthTol); n > 0 {
-			p.demoted.Add(uint64(n))
-			core.ProbeDemoted(c)
-		}
+		probe := st.demote(c, now)
 		core.OrderP2C(c, &st.rnd)
-		if p.cfg.probeP > 0 && st.rnd.Float() < p.cfg.probeP && core.PromoteStale(c, len(c)) {
+		if probe >= 0 && core.PromoteHost(c, probe) ||
+			p.cfg.probeP > 0 && st.rnd.Float() < p.cfg.probeP && core.PromoteStale(c, len(c)) {
 			p.probes.Add(1)
 		}
 	default:
@@ -91,14 +91,10 @@ func (st *queryState[H, S]) rankC3(c []core.Candidate) {
 			c[k].InRate = !p.stalled(v) && h.WithinRate(now)
 		}
 	}
-	if n := core.DemoteUnhealthy(c, &st.rnd, cfg.healthTol); n > 0 {
-		p.demoted.Add(uint64(n))
-		core.ProbeDemoted(c)
-	}
+	probe := st.demote(c, now)
 	eligible := core.OrderByScore(c, &st.rnd, cfg.jitter)
-	// Probes may pick any replica, demoted ones included: a host that fails
-	// no longer gets traffic otherwise, and its recovery would go unseen.
-	if cfg.probeP > 0 && st.rnd.Float() < cfg.probeP && core.PromoteStale(c, len(c)) {
+	if probe >= 0 && core.PromoteHost(c, probe) ||
+		cfg.probeP > 0 && st.rnd.Float() < cfg.probeP && core.PromoteStale(c, len(c)) {
 		p.probes.Add(1)
 		return
 	}
@@ -123,6 +119,35 @@ func (st *queryState[H, S]) rankC3(c []core.Candidate) {
 		}
 	}
 	p.overRate.Add(1) // send to the best replica anyway
+}
+
+// demote applies the health rule (core.DemoteUnhealthy) to the filled
+// candidates and picks the demoted replica to probe, if one is due: a
+// demoted replica gets no traffic otherwise and its recovery would go
+// unseen. Demoted replicas are probed only by time, never by the per-pick
+// probe probability: one with nothing in flight is probed when its
+// tracker.Host.ClaimProbe(now, ProbeAfter) succeeds, i.e. at most once per
+// ProbeAfter per host and client (WithProbe; p = 0 turns this off too). It
+// returns the host handle to probe, or -1.
+func (st *queryState[H, S]) demote(c []core.Candidate, now time.Duration) int32 {
+	p := st.r
+	n := core.DemoteUnhealthy(c, &st.rnd, p.cfg.healthTol)
+	if n == 0 {
+		return -1
+	}
+	p.demoted.Add(uint64(n))
+	probe := int32(-1)
+	for k := range c {
+		if !c[k].Demoted {
+			continue
+		}
+		c[k].Stale = false
+		if probe < 0 && p.cfg.probeP > 0 && c[k].InFlight == 0 &&
+			st.tbl.hosts[c[k].Host].h.ClaimProbe(now, p.cfg.probeAfter) {
+			probe = c[k].Host
+		}
+	}
+	return probe
 }
 
 // score is the C3 score Psi_s of a host's view. Health is not part of it:
