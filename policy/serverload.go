@@ -138,18 +138,7 @@ func permanentPollError(err error) bool {
 // context marks it as a poll, and Pick plans the polled host alone.
 func queryThreadPools(ctx context.Context, s *gocql.Session, host *gocql.HostInfo, id string) (ThreadPoolSample, error) {
 	iter := s.Query(route.ThreadPoolsQuery).WithContext(ctx).Consistency(gocql.One).RetryPolicy(nil).Idempotent(false).Iter()
-	var (
-		smp                    ThreadPoolSample
-		name                   string
-		active, limit, pending int
-		completed              int64
-		found                  int
-	)
-	for iter.Scan(&name, &active, &limit, &pending, &completed) {
-		if smp.AddStage(name, active, limit, pending, completed) {
-			found++
-		}
-	}
+	smp, found := route.ScanThreadPools(iter.Scan)
 	if err := iter.Close(); err != nil {
 		return smp, err
 	}

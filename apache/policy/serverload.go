@@ -79,18 +79,7 @@ func queryThreadPools(ctx context.Context, s *gocql.Session, host *gocql.HostInf
 	}
 	iter := s.Query(route.ThreadPoolsQuery).WithContext(ctx).Consistency(gocql.One).RetryPolicy(nil).Idempotent(false).
 		SetHostID(host.HostID()).Iter()
-	var (
-		smp                    ThreadPoolSample
-		name                   string
-		active, limit, pending int
-		completed              int64
-		found                  int
-	)
-	for iter.Scan(&name, &active, &limit, &pending, &completed) {
-		if smp.AddStage(name, active, limit, pending, completed) {
-			found++
-		}
-	}
+	smp, found := route.ScanThreadPools(iter.Scan)
 	if err := iter.Close(); err != nil {
 		return smp, err
 	}

@@ -12,8 +12,9 @@ import (
 type Strategy int
 
 const (
-	// C3 ranks replicas by the C3 score Psi_s = R_s - 1/mu_s + qhat_s^3/mu_s
-	// (qhat_s = 1 + os_s*w + q_s), materially less healthy replicas last
+	// C3 ranks replicas by the C3 score Psi_s = R_s - 1/mu_s + qeff_s^3/mu_s
+	// (qhat_s = 1 + os_s*w + q_s drained by the server's W_s workers:
+	// qeff_s = 1 + (qhat_s-1)/W_s, core.C3Score), materially less healthy replicas last
 	// (WithHealthTolerance), busy hosts last and CUBIC rate control with
 	// bounded backpressure. The default.
 	C3 Strategy = iota

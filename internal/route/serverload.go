@@ -118,6 +118,23 @@ type ThreadPoolSample struct {
 	Workers int64
 }
 
+// ScanThreadPools reads the rows of ThreadPoolsQuery with scan (the
+// driver's Iter.Scan) and returns their sample and the number of stage
+// rows read (AddStage).
+func ScanThreadPools(scan func(dest ...any) bool) (smp ThreadPoolSample, found int) {
+	var (
+		name                   string
+		active, limit, pending int
+		completed              int64
+	)
+	for scan(&name, &active, &limit, &pending, &completed) {
+		if smp.AddStage(name, active, limit, pending, completed) {
+			found++
+		}
+	}
+	return smp, found
+}
+
 // AddStage adds one row of system_views.thread_pools to the sample and
 // reports whether it was one of the stages read (ReadStage, MutationStage).
 func (s *ThreadPoolSample) AddStage(name string, active, limit, pending int, completed int64) bool {

@@ -47,3 +47,30 @@ func TestWithServerWorkersValidated(t *testing.T) {
 	assert.Empty(t, c.errs)
 	assert.Equal(t, 4, c.ServerWorkers())
 }
+
+// ScanThreadPools reads the query's columns in order (name, active_tasks,
+// active_tasks_limit, pending_tasks, completed_tasks) and counts the stage
+// rows.
+func TestScanThreadPools(t *testing.T) {
+	rows := [][]any{
+		{"CompactionExecutor", 1, 2, 0, int64(5)},
+		{"ReadStage", 3, 0, 2, int64(70)}, // null active_tasks_limit scans as 0
+		{"MutationStage", 1, 16, 0, int64(30)},
+	}
+	i := 0
+	scan := func(dest ...any) bool {
+		if i == len(rows) {
+			return false
+		}
+		r := rows[i]
+		i++
+		*dest[0].(*string) = r[0].(string)
+		*dest[1].(*int), *dest[2].(*int), *dest[3].(*int) = r[1].(int), r[2].(int), r[3].(int)
+		*dest[4].(*int64) = r[4].(int64)
+		return true
+	}
+	smp, found := ScanThreadPools(scan)
+	assert.Equal(t, 2, found)
+	assert.Equal(t, ThreadPoolSample{Active: 4, Pending: 2, Completed: 100, Workers: 16}, smp,
+		"ReadStage's limit unknown: MutationStage's")
+}
