@@ -8,6 +8,7 @@ import (
 
 	"github.com/gocql/gocql"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute/internal/simtest"
 	"github.com/tailroute/tailroute/sim"
 )
 
@@ -21,7 +22,7 @@ import (
 // default 1ms bound every iteration would measure that sleep, by design. The
 // rate check, token and Algorithm 2 still run.
 func BenchmarkPickMark(b *testing.B) {
-	c := startSim(b, sim.Config{Nodes: 6, Seed: 1, Model: sim.ServiceModel{ZeroService: true}})
+	c := simtest.Start(b, sim.Config{Nodes: 6, Seed: 1, Model: sim.ServiceModel{ZeroService: true}})
 	p0, err := New()
 	require.NoError(b, err)
 	s := simSession(b, c, p0)

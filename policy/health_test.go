@@ -56,7 +56,7 @@ func TestFailingHostRepelsTraffic(t *testing.T) {
 		for _, k := range errorKinds {
 			t.Run(strat.String()+"/"+k.name, func(t *testing.T) {
 				p, _, obs := wired(t, 3, WithStrategy(strat), WithRateControl(false))
-				tr := p.Tracker()
+				tr := p.r.Tracker()
 				for i := 0; i < 40; i++ {
 					obs(0, 5*time.Millisecond, nil)
 					obs(1, 5*time.Millisecond, nil)
@@ -69,7 +69,7 @@ func TestFailingHostRepelsTraffic(t *testing.T) {
 				} else {
 					assert.InDelta(t, float64(5*time.Millisecond), float64(r), float64(50*time.Microsecond), "fast errors do not make it look fast")
 				}
-				a0, a1 := tr.Host("h0").Begin(), tr.Host("h1").Begin()
+				a0, a1 := tr.Host("h0").Begin(tr.Now()), tr.Host("h1").Begin(tr.Now())
 				first := func() int {
 					n := 0
 					for i := 0; i < 3000; i++ {

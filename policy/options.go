@@ -143,8 +143,9 @@ func WithMaxCandidates(n int) Option { return route.WithMaxCandidates(n) }
 // WithRate set, in whatever order the options are given.
 func WithTracker(tc tracker.Config) Option { return route.WithTracker(tc) }
 
-// WithClock sets the clock (default the system clock); tests use
-// tracker.ManualClock.
+// WithClock sets the clock of the policy's tracker, the same tracker.Clock
+// the speculative package's WithClock takes; default tracker.SystemClock.
+// Tests use tracker.ManualClock.
 func WithClock(clk tracker.Clock) Option { return route.WithClock(clk) }
 
 // WithFeedbackKeys sets the custom-payload keys read by RecordFeedback;

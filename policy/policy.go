@@ -2,11 +2,11 @@ package policy
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/gocql/gocql"
 	"github.com/tailroute/tailroute/internal/route"
+	"github.com/tailroute/tailroute/stats"
 	"github.com/tailroute/tailroute/tracker"
 )
 
@@ -19,11 +19,7 @@ type router = route.Router[*gocql.HostInfo, gocql.SelectedHost]
 type Policy struct {
 	r *router
 
-	feedbackQ, feedbackST string
-
-	wired   atomic.Pointer[gocql.ClusterConfig] // set once by Wire
-	session atomic.Pointer[gocql.Session]       // the session served (Init)
-	refused atomic.Pointer[error]               // set when a second session shares the policy
+	sess route.Sessions[gocql.ClusterConfig, gocql.Session, *gocql.Session] // Wire and Init
 
 	// pollQuery runs one server-load poll (queryThreadPools; tests replace it).
 	pollQuery func(ctx context.Context, s *gocql.Session, host *gocql.HostInfo, id string) (ThreadPoolSample, error)
@@ -41,19 +37,22 @@ func New(opts ...Option) (*Policy, error) {
 		return nil, err
 	}
 	p.r = r
-	p.feedbackQ, p.feedbackST = r.Config().FeedbackKeys()
 	return p, nil
 }
 
-// Tracker returns the policy's tracker (per-host state, LatencyQuantile).
-func (p *Policy) Tracker() *tracker.Tracker { return p.r.Tracker() }
-
 // LatencyQuantile returns the cluster-wide q-quantile of recent attempt
 // latencies (see tracker.Tracker.LatencyQuantile); false with too few
-// samples. It lets the policy serve as a speculative-delay source directly.
+// samples. With MaxSilence it makes the policy a hedge-delay source:
+// speculative.WithSource(p).
 func (p *Policy) LatencyQuantile(q float64) (time.Duration, bool) {
 	return p.r.Tracker().LatencyQuantile(q)
 }
+
+// MaxSilence returns how long the most silent host with attempts in flight
+// has gone without answering; 0 when none has one in flight (see
+// tracker.Tracker.MaxSilence). The hedger's burst cap uses it to tell a
+// stalled host from a slow phase.
+func (p *Policy) MaxSilence() time.Duration { return p.r.Tracker().MaxSilence() }
 
 // Strategy returns the ranking strategy.
 func (p *Policy) Strategy() Strategy { return p.r.Strategy() }
@@ -100,11 +99,13 @@ func (p *Policy) Stats() []HostStats { return p.r.Stats() }
 // Counters returns the cumulative counters.
 func (p *Policy) Counters() Counters { return p.r.Counters() }
 
-// HostStats is a snapshot of one host as the policy sees it.
-type HostStats = route.HostStats
+// HostStats is a snapshot of one host as the policy sees it; its fields
+// are documented in package stats.
+type HostStats = stats.HostStats
 
-// Counters are cumulative policy events.
-type Counters = route.Counters
+// Counters are cumulative policy events; its fields are documented in
+// package stats.
+type Counters = stats.Counters
 
 // Pick returns the query plan of one execution: the local replicas of the
 // query's token ranked by the strategy, then remote replicas (WithRemoteDCs),

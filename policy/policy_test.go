@@ -35,6 +35,8 @@ func TestOptionsValidated(t *testing.T) {
 		{WithFeedbackKeys("", "x"), "WithFeedbackKeys"},
 		{WithRate(tracker.RateConfig{Beta: 2}), "RateConfig.Beta = 2, allowed (0,1)"},
 		{WithTracker(tracker.Config{EWMAAlpha: 3}), "EWMAAlpha = 3, allowed (0,1]"},
+		{WithClock(nil), "WithClock: Clock = nil, want a non-nil tracker.Clock"},
+		{nil, "option 0 = nil, want an Option"},
 	}
 	for _, tc := range cases {
 		_, err := New(tc.opt)
@@ -53,7 +55,7 @@ func TestOptionsValidated(t *testing.T) {
 	assert.Equal(t, 10, busyN)
 	assert.Equal(t, 200*time.Millisecond, busyT)
 	assert.Equal(t, 1.0, p.r.Config().Weight())
-	assert.Equal(t, 20*time.Millisecond, p.Tracker().Config().Rate.Interval)
+	assert.Equal(t, 20*time.Millisecond, p.r.Tracker().Config().Rate.Interval)
 
 	for _, s := range []string{"c3", "P2C", "roundrobin", "rr"} {
 		_, err := ParseStrategy(s)
@@ -87,11 +89,11 @@ func TestRecoveredHostGetsTraffic(t *testing.T) {
 	p, hosts, clk := testPolicy(t, 3)
 	q := &fakeQuery{}
 	// h1 was slow and failing before it went down
-	h1 := p.Tracker().Host("h1")
+	h1 := p.r.Tracker().Host("h1")
 	for i := 0; i < 50; i++ {
-		h1.Observe(50*time.Millisecond, tracker.Failure)
-		p.Tracker().Host("h0").Observe(time.Millisecond, tracker.Success)
-		p.Tracker().Host("h2").Observe(time.Millisecond, tracker.Success)
+		h1.Observe(p.r.Tracker().Now(), 50*time.Millisecond, tracker.Failure)
+		p.r.Tracker().Host("h0").Observe(p.r.Tracker().Now(), time.Millisecond, tracker.Success)
+		p.r.Tracker().Host("h2").Observe(p.r.Tracker().Now(), time.Millisecond, tracker.Success)
 	}
 	first := map[string]int{}
 	for i := 0; i < 300; i++ {
@@ -110,8 +112,8 @@ func TestRecoveredHostGetsTraffic(t *testing.T) {
 
 func TestStaleHostIsProbed(t *testing.T) {
 	p, _, clk := testPolicy(t, 3, WithProbe(0.05, time.Second), WithRateControl(false))
-	tr := p.Tracker()
-	tr.Host("h1").Observe(100*time.Millisecond, tracker.Success) // looks very slow
+	tr := p.r.Tracker()
+	tr.Host("h1").Observe(tr.Now(), 100*time.Millisecond, tracker.Success) // looks very slow
 	q := &fakeQuery{}
 	n := 0
 	for i := 0; i < 2000; i++ {
@@ -143,7 +145,7 @@ func TestHerdSpreadOfFirstPicks(t *testing.T) {
 				h := next()
 				first[id(h)]++
 				h.Mark(nil)
-				for _, hs := range p.Tracker().Hosts() {
+				for _, hs := range p.r.Tracker().Hosts() {
 					hs.Reset() // keep the hosts identical
 				}
 			}
@@ -156,11 +158,11 @@ func TestHerdSpreadOfFirstPicks(t *testing.T) {
 
 func TestC3PrefersFastHostAndCountsInFlight(t *testing.T) {
 	p, _, clk := testPolicy(t, 3, WithRateControl(false), WithProbe(0, time.Second))
-	tr := p.Tracker()
+	tr := p.r.Tracker()
 	for i := 0; i < 20; i++ {
-		tr.Host("h0").Observe(time.Millisecond, tracker.Success)
-		tr.Host("h1").Observe(5*time.Millisecond, tracker.Success)
-		tr.Host("h2").Observe(2*time.Millisecond, tracker.Success)
+		tr.Host("h0").Observe(tr.Now(), time.Millisecond, tracker.Success)
+		tr.Host("h1").Observe(tr.Now(), 5*time.Millisecond, tracker.Success)
+		tr.Host("h2").Observe(tr.Now(), 2*time.Millisecond, tracker.Success)
 	}
 	q := &fakeQuery{}
 	// sequential, no outstanding requests: always the fastest
@@ -194,18 +196,18 @@ func TestC3PrefersFastHostAndCountsInFlight(t *testing.T) {
 func TestC3WorkersLetFastHostKeepRequests(t *testing.T) {
 	setup := func(opts ...Option) (*Policy, *tracker.Tracker) {
 		p, _, _ := testPolicy(t, 2, append([]Option{WithRateControl(false), WithProbe(0, time.Second), WithJitter(0)}, opts...)...)
-		tr := p.Tracker()
+		tr := p.r.Tracker()
 		for i := 0; i < 50; i++ {
-			tr.Host("h0").Observe(4*time.Millisecond, tracker.Success)
-			tr.Host("h1").Observe(20*time.Millisecond, tracker.Success)
+			tr.Host("h0").Observe(tr.Now(), 4*time.Millisecond, tracker.Success)
+			tr.Host("h1").Observe(tr.Now(), 20*time.Millisecond, tracker.Success)
 		}
 		return p, tr
 	}
 	first := func(p *Policy, inFlight int) string {
-		h0 := p.Tracker().Host("h0")
+		h0 := p.r.Tracker().Host("h0")
 		var as []tracker.Attempt
 		for i := 0; i < inFlight; i++ {
-			as = append(as, h0.Begin())
+			as = append(as, h0.Begin(p.r.Tracker().Now()))
 		}
 		defer func() {
 			for _, a := range as {
@@ -240,10 +242,10 @@ func TestC3CountsOrphanedAttempts(t *testing.T) {
 	p, hosts, clk := testPolicy(t, 2, WithRateControl(false), WithProbe(0, time.Second))
 	cfg := gocql.NewCluster("127.0.0.1")
 	require.NoError(t, Wire(cfg, p))
-	tr := p.Tracker()
+	tr := p.r.Tracker()
 	for i := 0; i < 20; i++ {
-		tr.Host("h0").Observe(time.Millisecond, tracker.Success)
-		tr.Host("h1").Observe(4*time.Millisecond, tracker.Success)
+		tr.Host("h0").Observe(tr.Now(), time.Millisecond, tracker.Success)
+		tr.Host("h1").Observe(tr.Now(), 4*time.Millisecond, tracker.Success)
 	}
 	q := &fakeQuery{}
 	require.Equal(t, "h0", plan(p, q)[0])
@@ -261,7 +263,7 @@ func TestC3CountsOrphanedAttempts(t *testing.T) {
 	assert.Equal(t, "h1", plan(p, q)[0])
 	// h0 answers a request sent after them: it is past them, and first again
 	clk.Advance(10 * time.Millisecond)
-	tr.Host("h0").Observe(time.Millisecond, tracker.Success)
+	tr.Host("h0").Observe(tr.Now(), time.Millisecond, tracker.Success)
 	assert.EqualValues(t, 0, p.Stats()[0].Orphaned)
 	assert.Equal(t, "h0", plan(p, q)[0])
 }
@@ -269,16 +271,16 @@ func TestC3CountsOrphanedAttempts(t *testing.T) {
 func TestBusyHostPutLast(t *testing.T) {
 	p, _, clk := testPolicy(t, 3, WithRateControl(false), WithProbe(0, time.Second), WithBusy(10, 200*time.Millisecond))
 	require.NoError(t, Wire(gocql.NewCluster("127.0.0.1"), p)) // Marks below do not measure
-	tr := p.Tracker()
+	tr := p.r.Tracker()
 	h0, h1, h2 := tr.Host("h0"), tr.Host("h1"), tr.Host("h2")
-	h0.Observe(10*time.Microsecond, tracker.Success) // h0 is very fast...
+	h0.Observe(p.r.Tracker().Now(), 10*time.Microsecond, tracker.Success) // h0 is very fast...
 	var stuck0 []tracker.Attempt
 	for i := 0; i < 10; i++ { // ...but 10 of its requests hang
-		stuck0 = append(stuck0, h0.Begin())
+		stuck0 = append(stuck0, h0.Begin(p.r.Tracker().Now()))
 	}
 	respond := func() { // h1 and h2 keep answering, slowly
-		h1.Observe(100*time.Millisecond, tracker.Success)
-		h2.Observe(100*time.Millisecond, tracker.Success)
+		h1.Observe(p.r.Tracker().Now(), 100*time.Millisecond, tracker.Success)
+		h2.Observe(p.r.Tracker().Now(), 100*time.Millisecond, tracker.Success)
 	}
 	q := &fakeQuery{}
 	clk.Advance(199 * time.Millisecond)
@@ -293,16 +295,16 @@ func TestBusyHostPutLast(t *testing.T) {
 	}
 	h0.End(stuck0[0])
 	assert.Equal(t, "h0", plan(p, q)[0], "9 in flight: not busy")
-	stuck0[0] = h0.Begin()
+	stuck0[0] = h0.Begin(p.r.Tracker().Now())
 
 	// a second busy host: no healthy majority, the busy rule is ignored and
 	// the plan is ranked by score again
 	var stuck1 []tracker.Attempt
 	for i := 0; i < 10; i++ {
-		stuck1 = append(stuck1, h1.Begin())
+		stuck1 = append(stuck1, h1.Begin(p.r.Tracker().Now()))
 	}
 	clk.Advance(300 * time.Millisecond)
-	h2.Observe(100*time.Millisecond, tracker.Success)
+	h2.Observe(p.r.Tracker().Now(), 100*time.Millisecond, tracker.Success)
 	assert.Equal(t, "h0", plan(p, q)[0])
 	for _, s := range p.Stats() {
 		assert.Equal(t, s.ID != "h2", s.Busy, s.ID)
@@ -318,11 +320,11 @@ func TestBusyHostPutLast(t *testing.T) {
 func TestP2CPicksLessLoaded(t *testing.T) {
 	p, _, _ := testPolicy(t, 2, WithStrategy(P2C))
 	q := &fakeQuery{}
-	a := p.Tracker().Host("h0").Begin() // h0 has one request in flight
+	a := p.r.Tracker().Host("h0").Begin(p.r.Tracker().Now()) // h0 has one request in flight
 	for i := 0; i < 100; i++ {
 		assert.Equal(t, []string{"h1", "h0"}, plan(p, q))
 	}
-	p.Tracker().Host("h0").End(a)
+	p.r.Tracker().Host("h0").End(a)
 }
 
 func TestRoundRobinRotates(t *testing.T) {
@@ -395,12 +397,12 @@ func TestStalledHostNotPromotedByRateLimit(t *testing.T) {
 		WithMaxBackpressureWait(0), WithProbe(0, time.Second), WithJitter(0))
 	require.NoError(t, Wire(gocql.NewCluster("127.0.0.1"), p)) // Marks below do not measure
 	clk.Set(20 * time.Second)                                  // aligned to a 20ms window
-	tr := p.Tracker()
+	tr := p.r.Tracker()
 	h0, h1, h2 := tr.Host("h0"), tr.Host("h1"), tr.Host("h2")
-	h0.Observe(time.Millisecond, tracker.Success)
-	h1.Observe(2*time.Millisecond, tracker.Success)
-	h2.Observe(20*time.Millisecond, tracker.Success)
-	stuck := h1.Begin() // Psi: h0 1ms < h1 2ms*(1+1)^3 = 16ms < h2 20ms
+	h0.Observe(p.r.Tracker().Now(), time.Millisecond, tracker.Success)
+	h1.Observe(p.r.Tracker().Now(), 2*time.Millisecond, tracker.Success)
+	h2.Observe(p.r.Tracker().Now(), 20*time.Millisecond, tracker.Success)
+	stuck := h1.Begin(p.r.Tracker().Now()) // Psi: h0 1ms < h1 2ms*(1+1)^3 = 16ms < h2 20ms
 	q := &fakeQuery{}
 
 	overRate := func(h *tracker.Host) {
@@ -420,7 +422,7 @@ func TestStalledHostNotPromotedByRateLimit(t *testing.T) {
 		assert.Equal(t, s.ID == "h1", s.Stalled, s.ID)
 	}
 
-	h1.Observe(25*time.Millisecond, tracker.Success) // it answers: no longer stalled
+	h1.Observe(p.r.Tracker().Now(), 25*time.Millisecond, tracker.Success) // it answers: no longer stalled
 	h1.End(stuck)
 	for _, s := range p.Stats() {
 		assert.False(t, s.Stalled, s.ID)
@@ -431,7 +433,7 @@ func TestStalledHostNotPromotedByRateLimit(t *testing.T) {
 // same SelectedHost again, hosts skipped by gocql are never marked.
 func TestAttemptAccountingExact(t *testing.T) {
 	p, _, clk := testPolicy(t, 3, WithRateControl(false))
-	tr := p.Tracker()
+	tr := p.r.Tracker()
 	q := &fakeQuery{}
 	next := p.Pick(q)
 	h := next()
@@ -493,7 +495,7 @@ func TestWiredObserverMeasures(t *testing.T) {
 	cfg.QueryObserver = prev
 	require.NoError(t, Wire(cfg, p))
 	assert.Same(t, p, cfg.PoolConfig.HostSelectionPolicy)
-	tr := p.Tracker()
+	tr := p.r.Tracker()
 	base := time.Now()
 	obs := cfg.QueryObserver
 	obs.ObserveQuery(context.Background(), gocql.ObservedQuery{Host: hosts[0], Start: base, End: base.Add(10 * time.Millisecond)})
@@ -607,7 +609,7 @@ func TestConcurrentPickMark(t *testing.T) {
 				}(g)
 			}
 			wg.Wait()
-			for _, s := range p.Tracker().Snapshot() {
+			for _, s := range p.r.Tracker().Snapshot() {
 				assert.EqualValues(t, 0, s.InFlight, s.ID)
 			}
 		})
@@ -616,7 +618,7 @@ func TestConcurrentPickMark(t *testing.T) {
 
 func TestStatsSnapshot(t *testing.T) {
 	p, hosts, _ := testPolicy(t, 2)
-	p.Tracker().Host("h0").Observe(2*time.Millisecond, tracker.Success)
+	p.r.Tracker().Host("h0").Observe(p.r.Tracker().Now(), 2*time.Millisecond, tracker.Success)
 	p.HostDown(hosts[1])
 	st := p.Stats()
 	require.Len(t, st, 2)
@@ -631,6 +633,6 @@ func TestStatsSnapshot(t *testing.T) {
 	assert.Contains(t, st[0].Address, "127.0.1.1")
 	p.RemoveHost(hosts[1])
 	assert.Len(t, p.Stats(), 1)
-	_, ok := p.Tracker().Lookup("h1")
+	_, ok := p.r.Tracker().Lookup("h1")
 	assert.False(t, ok)
 }

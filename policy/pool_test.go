@@ -46,7 +46,7 @@ func TestIdempotentStateLivesUntilLastMark(t *testing.T) {
 	a.Mark(nil) // its retry ends, cancelled
 	assert.EqualValues(t, 0, st.Refs())
 	assert.False(t, st.Live(), "recycled at the last reference")
-	for _, s := range p.Tracker().Snapshot() {
+	for _, s := range p.r.Tracker().Snapshot() {
 		assert.EqualValues(t, 0, s.InFlight, s.ID)
 	}
 }
@@ -128,7 +128,7 @@ func TestConcurrentSpeculativeExecutions(t *testing.T) {
 		}(g)
 	}
 	wg.Wait()
-	for _, s := range p.Tracker().Snapshot() {
+	for _, s := range p.r.Tracker().Snapshot() {
 		assert.EqualValues(t, 0, s.InFlight, s.ID)
 	}
 }
@@ -163,7 +163,7 @@ func TestLateCallGetsNoHost(t *testing.T) {
 			assert.True(t, reused, "the recycled state was reused")
 		}
 	}
-	for _, s := range p.Tracker().Snapshot() {
+	for _, s := range p.r.Tracker().Snapshot() {
 		assert.EqualValues(t, 0, s.InFlight, s.ID)
 	}
 }
@@ -216,7 +216,7 @@ func driverSpeculationLateCalls(t *testing.T, forget bool, opts ...Option) {
 		}()
 	}
 	wg.Wait()
-	for _, s := range p.Tracker().Snapshot() {
+	for _, s := range p.r.Tracker().Snapshot() {
 		assert.EqualValues(t, 0, s.InFlight, s.ID)
 	}
 	t.Logf("late calls that found no host: %d", late.Load())
@@ -268,7 +268,7 @@ func TestLateCallAfterResultOnLiveState(t *testing.T) {
 		c.Mark(context.Canceled)
 	}
 	a.Mark(nil)
-	for _, s := range p.Tracker().Snapshot() {
+	for _, s := range p.r.Tracker().Snapshot() {
 		assert.EqualValues(t, 0, s.InFlight, s.ID)
 	}
 }
@@ -295,7 +295,7 @@ func TestWrappedTicketIsRaceFree(t *testing.T) {
 			}
 		}
 	}
-	for _, s := range p.Tracker().Snapshot() {
+	for _, s := range p.r.Tracker().Snapshot() {
 		assert.EqualValues(t, 0, s.InFlight, s.ID)
 	}
 }

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+	"github.com/tailroute/tailroute/internal/cqlerr"
 	"github.com/tailroute/tailroute/internal/route"
+	"github.com/tailroute/tailroute/stats"
 )
 
 // Server-load polling (WithServerLoad).
@@ -104,8 +106,9 @@ func IsServerLoadPoll(ctx context.Context) bool { return route.IsServerLoadPoll(
 // MutationStage, at clock time At.
 type ThreadPoolSample = route.ThreadPoolSample
 
-// ServerLoadCounters are the poller's cumulative counters.
-type ServerLoadCounters = route.ServerLoadCounters
+// ServerLoadCounters are the poller's cumulative counters; its fields are
+// documented in package stats.
+type ServerLoadCounters = stats.ServerLoadCounters
 
 // ServerLoadCounters returns the poller's counters (zero without
 // WithServerLoad).
@@ -123,15 +126,8 @@ func (p *Policy) startServerLoad(s *gocql.Session) {
 }
 
 // permanentPollError: the host will never answer the poll (no such table,
-// not allowed).
-func permanentPollError(err error) bool {
-	var re gocql.RequestError
-	if errors.As(err, &re) {
-		c := re.Code()
-		return c == gocql.ErrCodeInvalid || c == gocql.ErrCodeUnauthorized || c == gocql.ErrCodeSyntax
-	}
-	return false
-}
+// not allowed; cqlerr.PollPermanent).
+func permanentPollError(err error) bool { return cqlerr.PollPermanent[gocql.RequestError](err) }
 
 // queryThreadPools reads the ReadStage and MutationStage rows of host (id:
 // the policy's id of it). gocql v1 cannot pin a query to a host: the

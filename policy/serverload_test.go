@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tailroute/tailroute/internal/route"
+	"github.com/tailroute/tailroute/internal/simtest"
 	"github.com/tailroute/tailroute/sim"
 )
 
@@ -62,7 +63,7 @@ func TestLoadEstimatorLittlesLawAndRestart(t *testing.T) {
 func TestPollPlanPinsHostAndIsNotMeasured(t *testing.T) {
 	p, _, _ := testPolicy(t, 3)
 	e := p.r.Hosts()[1]
-	eh := p.Tracker().Host(hostID(e))
+	eh := p.r.Tracker().Host(hostID(e))
 	ctx := route.WithPoll(context.Background(), hostID(e))
 	assert.True(t, IsServerLoadPoll(ctx))
 	assert.False(t, IsServerLoadPoll(context.Background()))
@@ -175,7 +176,7 @@ func (r *pollRecorder) of(ip string) []ThreadPoolSample {
 // client; the poller's q_s for it rises by the second poll after the queue
 // formed (sample-counted, not timed), and falls back when the load stops.
 func TestServerLoadFollowsSlowNode(t *testing.T) {
-	c := startSim(t, sim.Config{Nodes: 3, Seed: 5, Model: sim.ServiceModel{Workers: 2, MeanService: 2 * time.Millisecond}})
+	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 5, Model: sim.ServiceModel{Workers: 2, MeanService: 2 * time.Millisecond}})
 	const interval = 50 * time.Millisecond
 	p, err := New(WithServerLoad(interval))
 	require.NoError(t, err)
@@ -226,7 +227,7 @@ func TestServerLoadFollowsSlowNode(t *testing.T) {
 		assert.Less(t, hostStats(p, ip).ServerQueue, 8.0, ip)
 	}
 	// C3 now ranks the slow node last for our reads.
-	v := p.Tracker().Host(st.ID).View(p.r.Tracker().Clock().Now())
+	v := p.r.Tracker().Host(st.ID).View(p.r.Tracker().Clock().Now())
 	assert.Equal(t, 1.0, v.ServerLoadWeight)
 	assert.Equal(t, 2.0, v.Workers, "W_s: the node's active_tasks_limit")
 	cancel()
@@ -238,7 +239,7 @@ func TestServerLoadFollowsSlowNode(t *testing.T) {
 // TestServerLoadSkipsHostWithoutTable: a node that answers like Cassandra
 // 3.x is logged once and not polled again; user queries see no error.
 func TestServerLoadSkipsHostWithoutTable(t *testing.T) {
-	c := startSim(t, sim.Config{Nodes: 3, Seed: 6, Model: sim.ServiceModel{Workers: 4, MeanService: time.Millisecond}})
+	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 6, Model: sim.ServiceModel{Workers: 4, MeanService: time.Millisecond}})
 	legacy := c.Hosts()[1]
 	c.Node(legacy).SetVirtualTables(false)
 	const interval = 20 * time.Millisecond
@@ -269,7 +270,7 @@ func TestServerLoadSkipsHostWithoutTable(t *testing.T) {
 // hang until their timeout; user queries on that host are neither delayed
 // nor failed, the host keeps being polled and gets no sample.
 func TestServerLoadPollTimeoutDoesNotTouchUserQueries(t *testing.T) {
-	c := startSim(t, sim.Config{Nodes: 3, Seed: 7, Model: sim.ServiceModel{ZeroService: true}})
+	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 7, Model: sim.ServiceModel{ZeroService: true}})
 	const interval = 30 * time.Millisecond
 	p, err := New(WithServerLoad(interval))
 	require.NoError(t, err)
@@ -312,7 +313,7 @@ func TestServerLoadPollTimeoutDoesNotTouchUserQueries(t *testing.T) {
 // poll is in flight, other hosts are still polled, and after the restart
 // (thread-pool counters reset) its samples give non-negative estimates.
 func TestServerLoadHostDownMidPollAndRestart(t *testing.T) {
-	c := startSim(t, sim.Config{Nodes: 3, Seed: 8, Model: sim.ServiceModel{Workers: 2, MeanService: time.Millisecond}})
+	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 8, Model: sim.ServiceModel{Workers: 2, MeanService: time.Millisecond}})
 	const interval = 30 * time.Millisecond
 	p, err := New(WithServerLoad(interval))
 	require.NoError(t, err)

@@ -1,30 +1,18 @@
 package policy
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
-	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gocql/gocql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute/internal/simtest"
 	"github.com/tailroute/tailroute/sim"
 )
-
-func startSim(t testing.TB, cfg sim.Config) *sim.Cluster {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := sim.Start(ctx, cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, c.Close()) })
-	return c
-}
 
 // simSession connects gocql to c through policy p (wired).
 func simSession(t testing.TB, c *sim.Cluster, p *Policy) *gocql.Session {
@@ -62,20 +50,7 @@ func (markerFallback) Pick(gocql.ExecutableQuery) gocql.NextHost {
 	return func() gocql.SelectedHost { return nil }
 }
 
-func set(xs []string) []string {
-	m := map[string]bool{}
-	for _, x := range xs {
-		m[x] = true
-	}
-	out := make([]string, 0, len(m))
-	for x := range m {
-		out = append(out, x)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func hasDup(xs []string) bool { return len(set(xs)) != len(xs) }
+func hasDup(xs []string) bool { return len(simtest.Set(xs)) != len(xs) }
 
 func (p *Policy) replicaIPs(ks string, key []byte) []string {
 	reps, ok := p.r.Replicas(p.query(&fakeQuery{key: key, ks: ks}))
@@ -102,7 +77,7 @@ func TestReplicaSetsMatchGocql(t *testing.T) {
 	}
 	for _, vn := range []int{1, 8} {
 		t.Run(fmt.Sprintf("vnodes=%d", vn), func(t *testing.T) {
-			c := startSim(t, sim.Config{Nodes: 7, DCs: 2, Racks: 2, VNodes: vn, Seed: 3, Model: sim.ServiceModel{ZeroService: true}})
+			c := simtest.Start(t, sim.Config{Nodes: 7, DCs: 2, Racks: 2, VNodes: vn, Seed: 3, Model: sim.ServiceModel{ZeroService: true}})
 			p, err := New()
 			require.NoError(t, err)
 			s := simSession(t, c, p)
@@ -134,13 +109,13 @@ func TestReplicaSetsMatchGocql(t *testing.T) {
 						// only); its distinct set is contained in ours
 						dups++
 						require.Contains(t, keyspaces[ks], "NetworkTopology")
-						require.Subset(t, ours, set(theirs), "%s key %s", ks, key)
+						require.Subset(t, ours, simtest.Set(theirs), "%s key %s", ks, key)
 					} else {
-						require.Equal(t, set(theirs), set(ours), "%s key %s", ks, key)
+						require.Equal(t, simtest.Set(theirs), simtest.Set(ours), "%s key %s", ks, key)
 						same++
 					}
 					// and both agree with where the simulator stores the row
-					assert.Equal(t, set(c.ReplicasFor(ks, key)), set(ours), "%s key %s: simulator placement", ks, key)
+					assert.Equal(t, simtest.Set(c.ReplicasFor(ks, key)), simtest.Set(ours), "%s key %s: simulator placement", ks, key)
 				}
 				t.Logf("%s vnodes=%d: %d identical sets, %d where gocql repeats a host", ks, vn, same, dups)
 				if vn == 1 {
@@ -155,54 +130,22 @@ func TestReplicaSetsMatchGocql(t *testing.T) {
 // until n requests are done and returns the requests served per node IP.
 func runLoad(t *testing.T, c *sim.Cluster, s *gocql.Session, p *Policy, ks string, n, workers int, feedback bool) map[string]uint64 {
 	t.Helper()
-	before := map[string]uint64{}
-	for _, nd := range c.Nodes() {
-		before[nd.IP()] = nd.Stats().Served
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var errs []error
-	per := n / workers
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(w), 9))
-			for i := 0; i < per; i++ {
-				iter := s.Query("SELECT field0 FROM "+ks+".usertable WHERE y_id = ?", fmt.Sprintf("user%d", rng.IntN(100000))).Iter()
-				if feedback {
-					p.RecordFeedback(iter)
-				}
-				if err := iter.Close(); err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}
-			}
-		}(w)
-	}
-	wg.Wait()
+	served, errs := simtest.ClosedLoop(c, n, workers, func(rng *rand.Rand) error {
+		iter := s.Query("SELECT field0 FROM "+ks+".usertable WHERE y_id = ?", fmt.Sprintf("user%d", rng.IntN(100000))).Iter()
+		if feedback {
+			p.RecordFeedback(iter)
+		}
+		return iter.Close()
+	})
 	require.Empty(t, errs)
-	out := map[string]uint64{}
-	for _, nd := range c.Nodes() {
-		out[nd.IP()] = nd.Stats().Served - before[nd.IP()]
-	}
-	return out
-}
-
-func share(served map[string]uint64, ip string) float64 {
-	var tot uint64
-	for _, v := range served {
-		tot += v
-	}
-	return float64(served[ip]) / float64(tot)
+	return served
 }
 
 // TestEndToEndSlowNode: 5 simulated nodes, RF 3, one node serving 5x slower.
 // Round robin over the replicas sends it about 1/5 of the requests; C3 (with
 // and without server feedback) sends it clearly less. Ratio-based bounds.
 func TestEndToEndSlowNode(t *testing.T) {
-	c := startSim(t, sim.Config{Nodes: 5, Seed: 11, Feedback: true, Model: sim.ServiceModel{Workers: 4, MeanService: 2 * time.Millisecond}})
+	c := simtest.Start(t, sim.Config{Nodes: 5, Seed: 11, Feedback: true, Model: sim.ServiceModel{Workers: 4, MeanService: 2 * time.Millisecond}})
 	slow := c.Hosts()[2]
 	m := c.Node(slow).Model()
 	m.Slowdown = 5
@@ -221,7 +164,7 @@ func TestEndToEndSlowNode(t *testing.T) {
 		runLoad(t, c, s, p, "e2e", 200, 8, run.feedback) // warm up
 		unrouted := p.Counters().Unrouted                // DDL has no routing key
 		served := runLoad(t, c, s, p, "e2e", 1600, 8, run.feedback)
-		shares[run.name] = share(served, slow)
+		shares[run.name] = simtest.Share(served, slow)
 		t.Logf("%-12s slow node share %.3f served %v counters %+v", run.name, shares[run.name], served, p.Counters())
 		for _, st := range p.Stats() {
 			assert.EqualValues(t, 0, st.InFlight, st.Address)
@@ -229,7 +172,7 @@ func TestEndToEndSlowNode(t *testing.T) {
 				assert.True(t, st.HasFeedback, st.Address)
 			}
 		}
-		_, ok := p.Tracker().LatencyQuantile(0.99)
+		_, ok := p.r.Tracker().LatencyQuantile(0.99)
 		assert.True(t, ok)
 		assert.Equal(t, unrouted, p.Counters().Unrouted, "every read was token-aware")
 		s.Close()
@@ -243,7 +186,7 @@ func TestEndToEndSlowNode(t *testing.T) {
 // TestEndToEndNodeDownAndBack: a stopped node is skipped without errors and
 // gets traffic again after it restarts.
 func TestEndToEndNodeDownAndBack(t *testing.T) {
-	c := startSim(t, sim.Config{Nodes: 3, Seed: 5, Model: sim.ServiceModel{ZeroService: true}})
+	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 5, Model: sim.ServiceModel{ZeroService: true}})
 	p, err := New()
 	require.NoError(t, err)
 	s := simSession(t, c, p)
@@ -270,7 +213,7 @@ func TestEndToEndNodeDownAndBack(t *testing.T) {
 // remote hosts appear only WithRemoteDCs, after the local replicas (remote
 // replicas first), and never without it.
 func TestLocalDCFirst(t *testing.T) {
-	c := startSim(t, sim.Config{Nodes: 6, DCs: 2, Seed: 4, Model: sim.ServiceModel{ZeroService: true}})
+	c := simtest.Start(t, sim.Config{Nodes: 6, DCs: 2, Seed: 4, Model: sim.ServiceModel{ZeroService: true}})
 	dcOf := map[string]string{}
 	for _, nd := range c.Nodes() {
 		dcOf[nd.IP()] = nd.DC()
@@ -298,7 +241,7 @@ func TestLocalDCFirst(t *testing.T) {
 			for _, h := range hs {
 				h.Mark(nil)
 			}
-			require.Len(t, set(ips), len(ips), "no host twice")
+			require.Len(t, simtest.Set(ips), len(ips), "no host twice")
 			// expected sections: local replicas, [remote replicas], local others, [remote others]
 			var kinds []string
 			for _, ip := range ips {

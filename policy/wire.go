@@ -33,12 +33,8 @@ func Wire(cfg *gocql.ClusterConfig, p *Policy) error {
 		return fmt.Errorf("policy: Wire: cfg.PoolConfig.HostSelectionPolicy is already %T wrapping %T "+
 			"(e.g. speculative.Wire): call policy.Wire first, then the wrapper, which wraps the policy installed", w, w.Inner())
 	}
-	if !p.wired.CompareAndSwap(nil, cfg) {
-		if p.wired.Load() == cfg {
-			return errors.New("policy: Wire: p is already wired to this cfg; call Wire once")
-		}
-		return errors.New("policy: Wire: p is already wired to another gocql.ClusterConfig; " +
-			"a Policy serves one session: create one Policy per ClusterConfig with policy.New")
+	if err := p.sess.Wire(cfg); err != nil {
+		return err
 	}
 	cfg.PoolConfig.HostSelectionPolicy = p
 	o := &observer{p: p, next: cfg.QueryObserver, nextBatch: cfg.BatchObserver}
@@ -66,27 +62,10 @@ type wrapper interface {
 // gocql.ErrNoConnections), logs why through the Logger of the ClusterConfig
 // given to Wire (else gocql.Logger), and Err returns the error.
 func (p *Policy) Init(s *gocql.Session) {
-	if s == nil || p.refused.Load() != nil {
-		return
+	if p.sess.Admit(s, p.r.ForgetHosts, p.refuse) {
+		p.r.SetKeyspaceFunc(keyspaceFunc(s.KeyspaceMetadata))
+		p.startServerLoad(s)
 	}
-	for {
-		old := p.session.Load()
-		if old == s {
-			return
-		}
-		if old != nil && !old.Closed() {
-			p.refuse()
-			return
-		}
-		if p.session.CompareAndSwap(old, s) {
-			if old != nil {
-				p.r.ForgetHosts()
-			}
-			break
-		}
-	}
-	p.r.SetKeyspaceFunc(keyspaceFunc(s.KeyspaceMetadata))
-	p.startServerLoad(s)
 }
 
 func (p *Policy) refuse() {
@@ -94,7 +73,7 @@ func (p *Policy) refuse() {
 		"a Policy serves one session (as every gocql HostSelectionPolicy), and it now returns no hosts "+
 		"to either session (queries fail with %q): give each session its own Policy "+
 		"(policy.New and policy.Wire on the session's own ClusterConfig)", gocql.ErrNoConnections)
-	if !p.refused.CompareAndSwap(nil, &err) {
+	if !p.sess.Refuse(err) {
 		return
 	}
 	p.logf("%v", err)
@@ -107,21 +86,14 @@ func (p *Policy) refuse() {
 // falls back, and the problem lasts while no host is in it). nil when there
 // are none.
 func (p *Policy) Err() error {
-	var errs []error
-	if e := p.refused.Load(); e != nil {
-		errs = append(errs, *e)
-	}
-	if e := p.r.DCProblem(); e != nil {
-		errs = append(errs, e)
-	}
-	return errors.Join(errs...)
+	return errors.Join(p.sess.Err(), p.r.DCProblem())
 }
 
 // logf logs through the Logger of the ClusterConfig given to Wire, else
 // through gocql.Logger, as gocql logs its own messages.
 func (p *Policy) logf(format string, a ...any) {
 	var l gocql.StdLogger = gocql.Logger
-	if c := p.wired.Load(); c != nil && c.Logger != nil {
+	if c := p.sess.Wired(); c != nil && c.Logger != nil {
 		l = c.Logger
 	}
 	l.Printf("tailroute/policy: "+format, a...)

@@ -11,6 +11,7 @@ import (
 	"github.com/gocql/gocql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute/internal/simtest"
 	"github.com/tailroute/tailroute/sim"
 )
 
@@ -41,7 +42,7 @@ func TestWireMisuse(t *testing.T) {
 	assert.Same(t, obs, cfg.QueryObserver, "observer not chained to itself")
 	base := time.Now()
 	cfg.QueryObserver.ObserveQuery(context.Background(), gocql.ObservedQuery{Host: hosts[0], Start: base, End: base.Add(time.Millisecond)})
-	assert.EqualValues(t, 1, p.Tracker().Host("h0").Snapshot().Samples, "one attempt measured once")
+	assert.EqualValues(t, 1, p.r.Tracker().Host("h0").Snapshot().Samples, "one attempt measured once")
 
 	cfg2 := gocql.NewCluster("127.0.0.1")
 	err = Wire(cfg2, p)
@@ -109,7 +110,7 @@ func simConfig(t testing.TB, c *sim.Cluster, p *Policy, log gocql.StdLogger) *go
 // Err) once the session lists its hosts, and queries keep working: a name
 // differing only in case falls back to that DC, an unknown one to every host.
 func TestUnknownLocalDC(t *testing.T) {
-	c := startSim(t, sim.Config{Nodes: 4, DCs: 2, Seed: 5, Model: sim.ServiceModel{ZeroService: true}})
+	c := simtest.Start(t, sim.Config{Nodes: 4, DCs: 2, Seed: 5, Model: sim.ServiceModel{ZeroService: true}})
 	dcOf := map[string]string{}
 	for _, nd := range c.Nodes() {
 		dcOf[nd.IP()] = nd.DC()
@@ -154,7 +155,7 @@ func TestUnknownLocalDC(t *testing.T) {
 			for _, h := range hs {
 				h.Mark(nil)
 			}
-			assert.ElementsMatch(t, tc.planDCs, set(keys(dcs)))
+			assert.ElementsMatch(t, tc.planDCs, simtest.Set(keys(dcs)))
 		})
 	}
 }
@@ -171,7 +172,7 @@ func keys(m map[string]bool) []string {
 // first is open is refused: the error is logged and returned by Err, and
 // the policy serves no hosts from then on.
 func TestSecondSessionRefused(t *testing.T) {
-	c := startSim(t, sim.Config{Nodes: 3, Seed: 6, Model: sim.ServiceModel{ZeroService: true}})
+	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 6, Model: sim.ServiceModel{ZeroService: true}})
 	p, err := New()
 	require.NoError(t, err)
 	log := &logRecorder{}
@@ -198,7 +199,7 @@ func TestSecondSessionRefused(t *testing.T) {
 // TestSessionAfterClose: a config reused after its session closed (a
 // reconnect) is served from a clean slate.
 func TestSessionAfterClose(t *testing.T) {
-	c := startSim(t, sim.Config{Nodes: 3, Seed: 7, Model: sim.ServiceModel{ZeroService: true}})
+	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 7, Model: sim.ServiceModel{ZeroService: true}})
 	p, err := New()
 	require.NoError(t, err)
 	cfg := simConfig(t, c, p, quietLogger{})

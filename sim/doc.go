@@ -48,6 +48,21 @@
 //     AlreadyExists, Unauthorized, Unprepared, ProtocolError or ServerError);
 //     no request is left unanswered and internal panics become ServerError.
 //
+// # Protocol versions
+//
+// A node serves v3 and v4. A frame in any other version is answered as
+// Cassandra 3.11 (the release_version the nodes report) answers it, and
+// the connection is closed: a ProtocolError on stream 0, in v1/v2 for those
+// versions, in v5 for v5 ("Beta version of the protocol used (5/v5-beta),
+// but USE_BETA flag is unset") and for unknown versions ("Invalid or
+// unsupported protocol version (N); supported versions are (3/v3, 4/v4)").
+// Drivers that negotiate by stepping down from their highest version
+// (cassandra-gocql-driver v2 from v5, the DataStax Python driver from
+// DSE v2) so reach v4 by themselves; gocql 1.x starts at v4. Unlike
+// Cassandra 3.11, the simulator does not serve v5-beta to a client that
+// sets USE_BETA (it answers a ProtocolError saying so), and its version
+// lists name only v3 and v4.
+//
 // # Connections
 //
 // Each client connection has its own reader, its own writer and a write
@@ -97,7 +112,7 @@
 //
 // # Limits
 //
-//   - Protocol v3/v4 only (gocql 1.x uses v4), no compression, no
+//   - Protocol v3/v4 only (other versions are refused as above), no compression, no
 //     authentication, no tracing, no BATCH, no
 //     lightweight transactions (IF [NOT] EXISTS on data), no TTL (USING TTL
 //     and TIMESTAMP are parsed and ignored), no secondary indexes, no

@@ -74,7 +74,11 @@ func frameSeeds(tb testing.TB) [][]byte {
 		hdr(0x84, 0, 3, primitive.OpCodeOptions, 0),                                 // response direction
 		hdr(5, 0, 3, primitive.OpCodeOptions, 0),                                    // v5
 		hdr(2, 0, 3, primitive.OpCodeOptions, 0),                                    // v2
-		hdr(4, 0, 3, primitive.OpCodeQuery, 20, 0, 0, 0, 2),                         // truncated body
+		hdr(1, 0, 3, primitive.OpCodeOptions, 0),                                    // v1
+		hdr(5, byte(primitive.HeaderFlagUseBeta), 3, primitive.OpCodeOptions, 0),    // v5-beta
+		hdr(0x42, 0, 3, primitive.OpCodeOptions, 0),                                 // DSE v2
+		{0x7f}, // garbage
+		hdr(4, 0, 3, primitive.OpCodeQuery, 20, 0, 0, 0, 2), // truncated body
 		{4, 0, 0}, // truncated header
 	}
 }
@@ -82,6 +86,7 @@ func frameSeeds(tb testing.TB) [][]byte {
 // FuzzFrameDecoder writes arbitrary bytes to a node as a client would and
 // checks what comes back: every frame decodes as a v3/v4 response, is on
 // a stream the input used (or 0 for a fatal header error, -1 for events),
+// or is a version rejection (a v1, v2 or v5 ProtocolError on stream 0),
 // and the server finishes the connection once the client has sent
 // everything. The seed corpus runs with every `go test`; fuzz longer with
 //
@@ -124,7 +129,7 @@ func FuzzFrameDecoder(f *testing.F) {
 		}()
 		br := bufio.NewReader(nc)
 		for {
-			resp, err := codec.DecodeFrame(br)
+			resp, err := readRespFrame(br)
 			if err != nil {
 				var ne net.Error
 				switch {
@@ -133,15 +138,28 @@ func FuzzFrameDecoder(f *testing.F) {
 				case errors.As(err, &ne) && ne.Timeout():
 					t.Fatalf("the server neither answered nor closed within 10s")
 				default:
-					t.Fatalf("undecodable response: %v", err)
+					t.Fatalf("unreadable response: %v", err)
 				}
 			}
-			h := resp.Header
-			if !h.IsResponse || h.Version < primitive.ProtocolVersion3 || h.Version > primitive.ProtocolVersion4 {
+			if resp.version < 3 || resp.version > 4 {
+				// a version rejection: a ProtocolError on stream 0, in v1,
+				// v2 or v5, and the connection ends
+				if resp.version == 0 || resp.version > 5 || resp.stream != 0 {
+					t.Fatalf("bad version rejection %+v", resp)
+				}
+				resp.protocolErrorMessage(t)
+				continue
+			}
+			fr, err := codec.DecodeFrame(bytes.NewReader(resp.raw))
+			if err != nil {
+				t.Fatalf("undecodable response: %v", err)
+			}
+			h, msg := fr.Header, fr.Body.Message
+			if !h.IsResponse {
 				t.Fatalf("bad response header %v", h)
 			}
 			if h.StreamId != 0 && h.StreamId != -1 && !streams[h.StreamId] {
-				t.Fatalf("response on stream %d, which no request used: %v", h.StreamId, resp.Body.Message)
+				t.Fatalf("response on stream %d, which no request used: %v", h.StreamId, msg)
 			}
 		}
 	})

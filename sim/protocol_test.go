@@ -85,12 +85,3 @@ func TestEveryRequestGetsAnAnswer(t *testing.T) {
 	r.send(v4, 78, &message.Options{})
 	assert.IsType(t, &message.Supported{}, r.recv().Body.Message)
 }
-
-func TestUnsupportedProtocolVersion(t *testing.T) {
-	c := startCluster(t, Config{Nodes: 1})
-	r := dialRaw(t, c)
-	r.send(primitive.ProtocolVersion5, 0, &message.Startup{Options: map[string]string{"CQL_VERSION": "3.0.0"}})
-	f := r.recv()
-	require.IsType(t, &message.ProtocolError{}, f.Body.Message)
-	assert.Contains(t, f.Body.Message.(*message.ProtocolError).ErrorMessage, "4/v4")
-}

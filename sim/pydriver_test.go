@@ -101,7 +101,8 @@ func (p *pyDriver) call(out any, req map[string]any) {
 }
 
 // TestPythonDriver runs the DataStax Python driver, a client nobody here
-// wrote, against a 3-node cluster: it connects, reads rows gocql wrote (by
+// wrote, against a 3-node cluster: it connects (negotiating the protocol
+// version down to v4 by itself), reads rows gocql wrote (by
 // key, prepared, and by a paged table scan of more rows than its fetch
 // size), gets the documented answer to tracing, and sees a stopped node
 // go down promptly and come back after a restart, cycle after cycle.
@@ -117,11 +118,13 @@ func TestPythonDriver(t *testing.T) {
 	}
 
 	var conn struct {
-		Hosts   []string
-		Control string
+		Hosts    []string
+		Control  string
+		Protocol int
 	}
 	py.call(&conn, map[string]any{"cmd": "connect", "hosts": c.Hosts()[:1], "port": c.Port(), "keyspace": "ycsb"})
 	assert.Equal(t, c.Hosts(), conn.Hosts, "peers discovered from system.peers")
+	assert.Equal(t, 4, conn.Protocol, "protocol version the driver negotiated")
 
 	var get struct{ Value *string }
 	py.call(&get, map[string]any{"cmd": "get", "key": "user042"})

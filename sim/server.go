@@ -218,6 +218,13 @@ func (c *conn) sendMsg(version uint8, stream int16, msg message.Message, payload
 	c.enqueue(b)
 }
 
+// sendRaw queues an already encoded frame; it never blocks.
+func (c *conn) sendRaw(frame []byte) {
+	b := bufPool.Get().(*bytes.Buffer)
+	b.Write(frame)
+	c.enqueue(b)
+}
+
 // tracingWarning is the server warning attached (protocol v4) to the answer
 // of a request that asked for tracing: the simulator records no traces, so
 // it returns no tracing session id, which drivers treat as "no trace".
@@ -257,32 +264,27 @@ func (c *conn) readLoop() {
 	}()
 	br := bufio.NewReaderSize(c.nc, 32<<10)
 	for {
+		answer, skip, ok := versionRejection(br)
+		if !ok {
+			return
+		}
+		if answer != nil {
+			if skip > 0 && skip <= int64(c.n.c.limits.MaxFrameSize) {
+				_, _ = br.Discard(int(skip))
+			}
+			c.sendRaw(answer)
+			c.drainAndClose()
+			draining = true
+			return
+		}
 		hdr, err := codec.DecodeHeader(br)
 		if err != nil {
-			var pv *frame.ProtocolVersionErr
-			if !errors.As(err, &pv) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, net.ErrClosed) {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, net.ErrClosed) {
 				// a malformed header (e.g. unknown opcode): answer, then drop the connection
 				c.sendMsg(4, 0, &message.ProtocolError{ErrorMessage: "sim: cannot decode frame header: " + err.Error()}, nil)
 				c.drainAndClose()
 				draining = true
-				return
 			}
-			if pv != nil {
-				c.sendMsg(uint8(min(max(pv.Version, 3), 4)), 0, &message.ProtocolError{ErrorMessage: fmt.Sprintf(
-					"Invalid or unsupported protocol version (%d); supported versions are (3/v3, 4/v4)", pv.Version)}, nil)
-				c.drainAndClose()
-				draining = true
-			}
-			return
-		}
-		if hdr.Version < primitive.ProtocolVersion3 || hdr.Version > primitive.ProtocolVersion4 {
-			if hdr.BodyLength >= 0 && int64(hdr.BodyLength)+frameHeaderLen <= int64(c.n.c.limits.MaxFrameSize) {
-				_ = codec.DiscardBody(hdr, br)
-			}
-			c.sendMsg(uint8(min(max(hdr.Version, 3), 4)), hdr.StreamId, &message.ProtocolError{ErrorMessage: fmt.Sprintf(
-				"Invalid or unsupported protocol version (%d); supported versions are (3/v3, 4/v4)", hdr.Version)}, nil)
-			c.drainAndClose()
-			draining = true
 			return
 		}
 		if hdr.BodyLength < 0 {

@@ -142,22 +142,20 @@ func BenchmarkBudgetParallel(b *testing.B) {
 
 func BenchmarkRecorderRecordParallel(b *testing.B) {
 	r, _ := NewRecorder(RecorderConfig{})
-	now := time.Now()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		i := 0
 		for pb.Next() {
 			i++
-			r.Record(time.Duration(i%10000)*time.Microsecond, now)
+			r.Record(time.Duration(i%10000) * time.Microsecond)
 		}
 	})
 }
 
 func BenchmarkRecorderQuantile(b *testing.B) {
 	r, _ := NewRecorder(RecorderConfig{})
-	now := time.Now()
 	for i := 0; i < 100000; i++ {
-		r.Record(time.Duration(i%10000)*time.Microsecond, now)
+		r.Record(time.Duration(i%10000) * time.Microsecond)
 	}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {

@@ -187,7 +187,7 @@ func TestLateHedgeTakesFreshPlan(t *testing.T) {
 		assert.NotEqual(t, primary.Info().HostID(), late.Info().HostID())
 		late.Mark(nil)
 	}
-	for _, s := range pol.Tracker().Snapshot() {
+	for _, s := range pol.Stats() {
 		assert.EqualValues(t, 0, s.InFlight, s.ID)
 	}
 }

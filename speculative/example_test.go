@@ -10,6 +10,7 @@ import (
 	"github.com/tailroute/tailroute/policy"
 	"github.com/tailroute/tailroute/sim"
 	"github.com/tailroute/tailroute/speculative"
+	"github.com/tailroute/tailroute/tracker"
 )
 
 // nopLogger keeps gocql's connection messages out of the examples' output.
@@ -80,11 +81,32 @@ func Example() {
 	// idempotent executions: 10
 }
 
-// ExampleNew shows option validation: a bad option is an error naming the
-// field, the value and the allowed range.
+// ExampleNew shows option validation: a bad option is an error from New
+// naming the option, the field, the value and the allowed range.
 func ExampleNew() {
 	_, err := speculative.New(speculative.WithQuantile(1.5))
 	fmt.Println(err)
 	// Output:
-	// speculative: Quantile = 1.5, allowed (0, 1) exclusive
+	// speculative: WithQuantile: Quantile = 1.5, allowed (0, 1) exclusive
+}
+
+// ExampleRecorder feeds a Recorder by hand (Wire installs it as the
+// cluster's QueryObserver) and reads its p95, the quantile a Hedger's
+// default delay follows. The clock is the tracker.Clock every WithClock
+// takes; samples age out of the window on it.
+func ExampleRecorder() {
+	clk := tracker.NewManualClock(0)
+	r, err := speculative.NewRecorder(speculative.RecorderConfig{Clock: clk, MinSamples: 100})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for i := 1; i <= 100; i++ {
+		r.Record(time.Duration(i) * time.Millisecond)
+	}
+	fmt.Println(r.LatencyQuantile(0.95)) // the highest value of the 95 ms bucket
+	clk.Advance(15 * time.Second)        // past the 10s window
+	fmt.Println(r.LatencyQuantile(0.95))
+	// Output:
+	// 96.468991ms true
+	// 0s false
 }

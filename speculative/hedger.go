@@ -6,10 +6,12 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/tailroute/tailroute/internal/hedge"
+	"github.com/tailroute/tailroute/stats"
+	"github.com/tailroute/tailroute/tracker"
 )
 
 // LatencySource supplies the recent latency distribution the hedge delay
-// follows. tracker.Tracker implements it; so does Recorder.
+// follows. policy.Policy implements it; so do Recorder and tracker.Tracker.
 type LatencySource = hedge.LatencySource
 
 // SilenceSource is a LatencySource that also reports how long the most
@@ -20,9 +22,9 @@ type SilenceSource = hedge.SilenceSource
 // Option configures a Hedger.
 type Option = hedge.Option
 
-// Stats is a snapshot of the Hedger's counters since it was created; see
-// hedge.Stats for the fields.
-type Stats = hedge.Stats
+// Stats is a snapshot of the Hedger's counters since it was created; its
+// fields are documented in package stats.
+type Stats = stats.Hedging
 
 // Defaults.
 const (
@@ -39,7 +41,7 @@ const (
 )
 
 // WithSource sets the latency source the hedge delay follows, e.g. the
-// tracker of our policy package (p.Tracker()). Default: a Recorder the
+// Policy of our policy package (WithSource(p)). Default: a Recorder the
 // Hedger owns, which Wire installs as the cluster's QueryObserver.
 func WithSource(s LatencySource) Option { return hedge.WithSource(s) }
 
@@ -68,8 +70,10 @@ func WithBudget(fraction float64, window time.Duration) Option {
 // Allowed 0..1h. See hedge.WithErrorHoldoff.
 func WithErrorHoldoff(d time.Duration) Option { return hedge.WithErrorHoldoff(d) }
 
-// WithClock injects the clock (tests); default time.Now.
-func WithClock(now func() time.Time) Option { return hedge.WithClock(now) }
+// WithClock sets the clock, the same tracker.Clock the policy package's
+// WithClock takes; default tracker.SystemClock. Tests use
+// tracker.ManualClock.
+func WithClock(clk tracker.Clock) Option { return hedge.WithClock(clk) }
 
 // WithBurstCap sets the burst cap on hedges within a short horizon; see
 // hedge.WithBurstCap (defaults DefaultBurstHorizon, DefaultBurstFactor,
@@ -100,7 +104,8 @@ type Hedger struct {
 // on an armed execution: one extra attempt after the current delay.
 type armedSpec = hedge.Spec
 
-// New returns a Hedger; a bad option yields an error naming the field, its
+// New returns a Hedger. Options are validated once, here: every bad option
+// is reported, joined in one error, each naming the option, the field, its
 // value and the allowed range.
 func New(opts ...Option) (*Hedger, error) {
 	c, err := hedge.New(opts...)

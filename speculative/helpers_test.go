@@ -8,27 +8,12 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+
+	"github.com/tailroute/tailroute/tracker"
 )
 
-// fakeClock is an injectable clock.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{t: time.Unix(1_700_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+// newFakeClock returns the injectable clock of the tests.
+func newFakeClock() *tracker.ManualClock { return tracker.NewManualClock(time.Hour) }
 
 // fakeSource is a LatencySource returning a settable value.
 type fakeSource struct {

@@ -2,12 +2,10 @@ package speculative
 
 import (
 	"context"
-	"errors"
-	"sync"
-	"sync/atomic"
 
 	"github.com/gocql/gocql"
 
+	"github.com/tailroute/tailroute/internal/cqlerr"
 	"github.com/tailroute/tailroute/internal/hedge"
 )
 
@@ -43,10 +41,8 @@ type Policy struct {
 	h     *Hedger
 	inner gocql.HostSelectionPolicy
 
-	pl   hedge.Planner[*gocql.HostInfo, gocql.SelectedHost, gocql.ExecutableQuery]
-	upMu sync.Mutex
-	up   map[string]struct{}
-	upN  atomic.Int32
+	pl hedge.Planner[*gocql.HostInfo, gocql.SelectedHost, gocql.ExecutableQuery]
+	up hedge.UpHosts
 }
 
 // readyPolicy is a Policy whose wrapped policy is a gocql.ReadyPolicy.
@@ -62,7 +58,7 @@ func (h *Hedger) Wrap(inner gocql.HostSelectionPolicy) gocql.HostSelectionPolicy
 	if inner == nil {
 		inner = gocql.RoundRobinHostPolicy()
 	}
-	p := &Policy{h: h, inner: inner, up: map[string]struct{}{}}
+	p := &Policy{h: h, inner: inner}
 	p.pl = hedge.Planner[*gocql.HostInfo, gocql.SelectedHost, gocql.ExecutableQuery]{
 		H:         h.core,
 		Pick:      func(q gocql.ExecutableQuery) func() gocql.SelectedHost { return p.inner.Pick(q) },
@@ -80,23 +76,14 @@ func (p *Policy) Hedger() *Hedger { return p.h }
 // Inner returns the wrapped policy.
 func (p *Policy) Inner() gocql.HostSelectionPolicy { return p.inner }
 
-func hostKey(h *gocql.HostInfo) string { return h.ConnectAddressAndPort() }
-
 func (p *Policy) setUp(h *gocql.HostInfo, up bool) {
 	if h == nil {
 		return
 	}
-	k := hostKey(h)
-	p.upMu.Lock()
-	if up {
-		p.up[k] = struct{}{}
-	} else {
-		delete(p.up, k)
-	}
-	p.upN.Store(int32(len(p.up)))
-	p.upMu.Unlock()
+	p.up.Set(h.ConnectAddressAndPort(), up)
 }
 
+// AddHost records whether h is up and passes it to the wrapped policy.
 func (p *Policy) AddHost(h *gocql.HostInfo) { p.setUp(h, h.IsUp()); p.inner.AddHost(h) }
 
 // AddHosts adds hosts in bulk (gocql uses it when the policy has it).
@@ -112,24 +99,32 @@ func (p *Policy) AddHosts(hosts []*gocql.HostInfo) {
 		p.inner.AddHost(h)
 	}
 }
-func (p *Policy) RemoveHost(h *gocql.HostInfo)                { p.setUp(h, false); p.inner.RemoveHost(h) }
-func (p *Policy) HostUp(h *gocql.HostInfo)                    { p.setUp(h, true); p.inner.HostUp(h) }
-func (p *Policy) HostDown(h *gocql.HostInfo)                  { p.setUp(h, false); p.inner.HostDown(h) }
-func (p *Policy) SetPartitioner(s string)                     { p.inner.SetPartitioner(s) }
-func (p *Policy) KeyspaceChanged(e gocql.KeyspaceUpdateEvent) { p.inner.KeyspaceChanged(e) }
-func (p *Policy) Init(s *gocql.Session)                       { p.inner.Init(s) }
-func (p *Policy) IsLocal(h *gocql.HostInfo) bool              { return p.inner.IsLocal(h) }
 
-type disableKey struct{}
+// RemoveHost forgets h and passes it to the wrapped policy.
+func (p *Policy) RemoveHost(h *gocql.HostInfo) { p.setUp(h, false); p.inner.RemoveHost(h) }
+
+// HostUp counts h as up and passes it to the wrapped policy.
+func (p *Policy) HostUp(h *gocql.HostInfo) { p.setUp(h, true); p.inner.HostUp(h) }
+
+// HostDown counts h as down and passes it to the wrapped policy.
+func (p *Policy) HostDown(h *gocql.HostInfo) { p.setUp(h, false); p.inner.HostDown(h) }
+
+// SetPartitioner passes the partitioner to the wrapped policy.
+func (p *Policy) SetPartitioner(s string) { p.inner.SetPartitioner(s) }
+
+// KeyspaceChanged passes the schema change to the wrapped policy.
+func (p *Policy) KeyspaceChanged(e gocql.KeyspaceUpdateEvent) { p.inner.KeyspaceChanged(e) }
+
+// Init passes the session to the wrapped policy.
+func (p *Policy) Init(s *gocql.Session) { p.inner.Init(s) }
+
+// IsLocal is the wrapped policy's IsLocal.
+func (p *Policy) IsLocal(h *gocql.HostInfo) bool { return p.inner.IsLocal(h) }
 
 // Disable returns a context that opts a query out of hedging:
 // q.WithContext(speculative.Disable(ctx)). The wrapped policy then leaves
 // the query's own SpeculativeExecutionPolicy (gocql's default: none) alone.
-func Disable(ctx context.Context) context.Context {
-	return context.WithValue(ctx, disableKey{}, true)
-}
-
-func disabled(ctx context.Context) bool { return ctx != nil && ctx.Value(disableKey{}) != nil }
+func Disable(ctx context.Context) context.Context { return hedge.Disable(ctx) }
 
 // settable says whether setSpec can set q's speculative execution policy.
 func settable(q gocql.ExecutableQuery) bool {
@@ -155,8 +150,8 @@ func setSpec(q gocql.ExecutableQuery, sp gocql.SpeculativeExecutionPolicy) bool 
 
 // Pick implements gocql.HostSelectionPolicy; see Policy.
 func (p *Policy) Pick(qry gocql.ExecutableQuery) gocql.NextHost {
-	eligible := qry != nil && qry.IsIdempotent() && !disabled(qry.Context())
-	switch p.h.core.Admit(eligible, eligible && settable(qry), p.upN.Load()) {
+	eligible := qry != nil && qry.IsIdempotent() && !hedge.Disabled(qry.Context())
+	switch p.h.core.Admit(eligible, eligible && settable(qry), p.up.N()) {
 	case hedge.Armed:
 		setSpec(qry, &p.h.spec)
 		st := p.pl.NewExec(qry)
@@ -173,23 +168,10 @@ func (p *Policy) Pick(qry gocql.ExecutableQuery) gocql.NextHost {
 }
 
 // isHostError says whether err says something about the host (overload,
-// timeout, connection trouble) rather than about the request.
+// timeout, connection trouble) rather than about the request (the rules of
+// cqlerr.IsHostError).
 func isHostError(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, gocql.ErrNotFound) {
-		return false
-	}
-	var re gocql.RequestError
-	if errors.As(err, &re) {
-		switch re.Code() {
-		case gocql.ErrCodeServer, gocql.ErrCodeUnavailable, gocql.ErrCodeOverloaded,
-			gocql.ErrCodeBootstrapping, gocql.ErrCodeWriteTimeout, gocql.ErrCodeReadTimeout,
-			gocql.ErrCodeReadFailure, gocql.ErrCodeWriteFailure:
-			return true
-		}
-		return false
-	}
-	return true
+	return cqlerr.IsHostError[gocql.RequestError](err, gocql.ErrNotFound)
 }
 
 var (

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tailroute/tailroute/internal/simtest"
 	"github.com/tailroute/tailroute/policy"
 	"github.com/tailroute/tailroute/sim"
 	"github.com/tailroute/tailroute/tracker"
@@ -39,7 +40,7 @@ func TestSimWithOurPolicy(t *testing.T) {
 	base, _ := newSimSession(t, c, simKS, nil, wireBase)
 
 	wireHedged, p := withC3(t)
-	h, err := New(WithSource(p.Tracker()))
+	h, err := New(WithSource(p))
 	require.NoError(t, err)
 	hedged, attempts := newSimSession(t, c, simKS, h, wireHedged)
 
@@ -49,15 +50,15 @@ func TestSimWithOurPolicy(t *testing.T) {
 	go func() { defer wg.Done(); openLoop(base, keys, rate, 2*time.Second, true) }()
 	go func() { defer wg.Done(); openLoop(hedged, keys, rate, 2*time.Second, true) }()
 	wg.Wait()
-	_, ok := p.Tracker().LatencyQuantile(0.95)
-	require.True(t, ok, "the tracker has a p95 after the warm-up")
+	_, ok := p.LatencyQuantile(0.95)
+	require.True(t, ok, "the policy has a p95 after the warm-up")
 
 	m := sim.DefaultModel()
 	m.PauseEvery, m.PauseFor = 2*time.Second, 500*time.Millisecond
 	require.NoError(t, c.Nodes()[0].SetModel(m))
 
 	st0, att0 := h.Stats(), attempts.n.Load()
-	var rb, rh loadResult
+	var rb, rh simtest.LoadResult
 	wg.Add(2)
 	go func() { defer wg.Done(); rb = openLoop(base, keys, rate, 10*time.Second, true) }()
 	go func() { defer wg.Done(); rh = openLoop(hedged, keys, rate, 10*time.Second, true) }()
@@ -68,16 +69,16 @@ func TestSimWithOurPolicy(t *testing.T) {
 	execs := st1.Executions - st0.Executions
 	extra := float64(att1-att0)/float64(execs) - 1
 	hedges := st1.Hedges - st0.Hedges
-	t.Logf("C3 unhedged: n=%d p50=%v p99=%v p99.9=%v max=%v errs=%d", len(rb.lat), rb.q(.5), rb.q(.99), rb.q(.999), rb.q(1), rb.errs)
-	t.Logf("C3 hedged:   n=%d p50=%v p99=%v p99.9=%v max=%v errs=%d", len(rh.lat), rh.q(.5), rh.q(.99), rh.q(.999), rh.q(1), rh.errs)
+	t.Logf("C3 unhedged: n=%d p50=%v p99=%v p99.9=%v max=%v errs=%d", len(rb.Lat), rb.Q(.5), rb.Q(.99), rb.Q(.999), rb.Q(1), rb.Errs)
+	t.Logf("C3 hedged:   n=%d p50=%v p99=%v p99.9=%v max=%v errs=%d", len(rh.Lat), rh.Q(.5), rh.Q(.99), rh.Q(.999), rh.Q(1), rh.Errs)
 	t.Logf("C3 hedged: executions=%d extra=%.2f%% hedges=%d denied=%d delay=%v quantile=%.4f",
 		execs, 100*extra, hedges, st1.BudgetDenied-st0.BudgetDenied, st1.Delay, st1.Quantile)
-	require.Zero(t, rb.errs)
-	require.Zero(t, rh.errs)
+	require.Zero(t, rb.Errs)
+	require.Zero(t, rh.Errs)
 	assert.Greater(t, hedges, uint64(0))
 	assert.LessOrEqual(t, extra, 0.05+0.01)
 	const stallSlow = 300 * time.Millisecond
-	slowB, slowH := rb.over(stallSlow), rh.over(stallSlow)
+	slowB, slowH := rb.Over(stallSlow), rh.Over(stallSlow)
 	t.Logf("requests slower than %v: unhedged %d, hedged %d", stallSlow, slowB, slowH)
 	require.Positive(t, slowB, "the stalls catch the requests queued on the node (test premise)")
 	assert.Less(t, slowH, slowB, "hedging rescues requests caught by a stall")

@@ -10,10 +10,12 @@ import (
 	"github.com/gocql/gocql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tailroute/tailroute/tracker"
 )
 
 type rig struct {
-	clk   *fakeClock
+	clk   *tracker.ManualClock
 	h     *Hedger
 	p     gocql.HostSelectionPolicy
 	inner *fakePolicy
@@ -27,7 +29,7 @@ func newRig(t *testing.T, n int, opts ...Option) *rig {
 	clk := newFakeClock()
 	src := &fakeSource{}
 	src.set(10*time.Millisecond, true)
-	opts = append([]Option{WithSource(src), WithClock(clk.Now), WithBudget(0.5, 10*time.Second)}, opts...)
+	opts = append([]Option{WithSource(src), WithClock(clk), WithBudget(0.5, 10*time.Second)}, opts...)
 	h, err := New(opts...)
 	require.NoError(t, err)
 	r := &rig{clk: clk, h: h}

@@ -11,14 +11,18 @@ import (
 )
 
 // RecorderConfig configures a Recorder. Zero fields take their defaults:
-// Window 10s, MinSamples 100, Clock time.Now.
+// Window 10s, MinSamples 100, Clock tracker.SystemClock.
 type RecorderConfig = hedge.RecorderConfig
 
 // Recorder is a small lock-free latency source: a sliding-window log-linear
 // histogram of attempt latencies fed by gocql's QueryObserver (and
 // BatchObserver). It lets hedging adapt with gocql's built-in host
-// selection policies, which have no latency tracker of their own. The
-// histogram is hedge.Recorder; see there for what is recorded and how.
+// selection policies, which have no latency tracker of their own. It is
+// the tracker's rolling log-linear histogram over the last Window: a
+// quantile is reported at most 6.25% above the true one. Recorded are
+// successes, gocql.ErrNotFound and attempts cancelled because another
+// attempt won (a lower bound of their latency, so hedging does not shrink
+// the tail it measures); other errors are not latency samples.
 type Recorder struct{ r *hedge.Recorder }
 
 // NewRecorder returns a Recorder; it reports an error naming a bad field.
@@ -30,12 +34,13 @@ func NewRecorder(cfg RecorderConfig) (*Recorder, error) {
 	return &Recorder{r: r}, nil
 }
 
-// Record adds one latency sample observed at time at.
-func (r *Recorder) Record(latency time.Duration, at time.Time) { r.r.Record(latency, at) }
+// Record adds one latency sample, observed now (on RecorderConfig.Clock).
+func (r *Recorder) Record(latency time.Duration) { r.r.Record(latency) }
 
 // LatencyQuantile returns the q-quantile (0 < q <= 1) of the latencies in
-// the window, rounded up to its histogram bucket; false when the window
-// holds fewer than MinSamples samples or q is out of range.
+// the window, rounded up to its histogram bucket (at most 6.25%); false
+// when the window holds fewer than MinSamples samples or q is out of
+// range.
 func (r *Recorder) LatencyQuantile(q float64) (time.Duration, bool) { return r.r.LatencyQuantile(q) }
 
 // recordable says whether an attempt ending with err is a latency sample:
@@ -47,13 +52,13 @@ func recordable(err error) bool {
 // ObserveQuery implements gocql.QueryObserver.
 func (r *Recorder) ObserveQuery(_ context.Context, o gocql.ObservedQuery) {
 	if recordable(o.Err) {
-		r.r.Record(o.End.Sub(o.Start), o.End)
+		r.r.Record(o.End.Sub(o.Start))
 	}
 }
 
 // ObserveBatch implements gocql.BatchObserver.
 func (r *Recorder) ObserveBatch(_ context.Context, o gocql.ObservedBatch) {
 	if recordable(o.Err) {
-		r.r.Record(o.End.Sub(o.Start), o.End)
+		r.r.Record(o.End.Sub(o.Start))
 	}
 }

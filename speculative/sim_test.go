@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tailroute/tailroute/internal/simtest"
 	"github.com/tailroute/tailroute/sim"
 )
 
@@ -23,13 +23,7 @@ import (
 const simKS = "hedge"
 
 func startSim(t *testing.T, nodes int, firstIP string) *sim.Cluster {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	c, err := sim.Start(ctx, sim.Config{Nodes: nodes, FirstIP: firstIP, Seed: 7})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, c.Close()) })
-	return c
+	return simtest.Start(t, sim.Config{Nodes: nodes, FirstIP: firstIP, Seed: 7})
 }
 
 // attemptCounter counts attempts the driver sent (gocql calls the observer
@@ -78,62 +72,12 @@ func setupData(t *testing.T, c *sim.Cluster, rf, n int) []string {
 
 const readStmt = "SELECT field0 FROM usertable WHERE y_id = ?"
 
-type loadResult struct {
-	lat  []time.Duration // sorted, measured from the intended start (open loop)
-	errs int
-}
-
-// over counts the requests slower than d.
-func (r loadResult) over(d time.Duration) int {
-	return len(r.lat) - sort.Search(len(r.lat), func(i int) bool { return r.lat[i] > d })
-}
-
-func (r loadResult) q(p float64) time.Duration {
-	if len(r.lat) == 0 {
-		return 0
-	}
-	i := int(float64(len(r.lat))*p+0.999999) - 1
-	if i < 0 {
-		i = 0
-	}
-	if i >= len(r.lat) {
-		i = len(r.lat) - 1
-	}
-	return r.lat[i]
-}
-
-// openLoop issues reads at a fixed rate for dur, each in its own goroutine,
-// so a stalled request does not hold back the ones after it.
-func openLoop(s *gocql.Session, keys []string, rate int, dur time.Duration, idempotent bool) loadResult {
-	interval := time.Second / time.Duration(rate)
-	var mu sync.Mutex
-	var res loadResult
-	var wg sync.WaitGroup
-	start := time.Now()
-	for i := 0; ; i++ {
-		intended := start.Add(time.Duration(i) * interval)
-		if intended.Sub(start) >= dur {
-			break
-		}
-		time.Sleep(time.Until(intended))
-		wg.Add(1)
-		go func(key string, intended time.Time) {
-			defer wg.Done()
-			var f string
-			err := s.Query(readStmt, key).Idempotent(idempotent).Scan(&f)
-			d := time.Since(intended)
-			mu.Lock()
-			if err != nil {
-				res.errs++
-			} else {
-				res.lat = append(res.lat, d)
-			}
-			mu.Unlock()
-		}(keys[i%len(keys)], intended)
-	}
-	wg.Wait()
-	sort.Slice(res.lat, func(i, j int) bool { return res.lat[i] < res.lat[j] })
-	return res
+// openLoop issues reads at a fixed rate for dur (simtest.OpenLoop).
+func openLoop(s *gocql.Session, keys []string, rate int, dur time.Duration, idempotent bool) simtest.LoadResult {
+	return simtest.OpenLoop(rate, dur, func(i int) error {
+		var f string
+		return s.Query(readStmt, keys[i%len(keys)]).Idempotent(idempotent).Scan(&f)
+	})
 }
 
 // TestSimHedgingCutsStallTail: one node of three stalls 500ms every 5s
@@ -167,7 +111,7 @@ func TestSimHedgingCutsStallTail(t *testing.T) {
 	require.NoError(t, c.Nodes()[0].SetModel(m))
 
 	st0, att0 := h.Stats(), attempts.n.Load()
-	var rb, rh loadResult
+	var rb, rh simtest.LoadResult
 	wg.Add(2)
 	go func() { defer wg.Done(); rb = openLoop(base, keys, rate, 10*time.Second, true) }()
 	go func() { defer wg.Done(); rh = openLoop(hedged, keys, rate, 10*time.Second, true) }()
@@ -178,16 +122,16 @@ func TestSimHedgingCutsStallTail(t *testing.T) {
 	execs := st1.Executions - st0.Executions
 	extra := float64(att1-att0)/float64(execs) - 1
 	hedges := st1.Hedges - st0.Hedges
-	t.Logf("unhedged: n=%d p50=%v p99=%v p99.9=%v max=%v errs=%d", len(rb.lat), rb.q(.5), rb.q(.99), rb.q(.999), rb.q(1), rb.errs)
-	t.Logf("hedged:   n=%d p50=%v p99=%v p99.9=%v max=%v errs=%d", len(rh.lat), rh.q(.5), rh.q(.99), rh.q(.999), rh.q(1), rh.errs)
+	t.Logf("unhedged: n=%d p50=%v p99=%v p99.9=%v max=%v errs=%d", len(rb.Lat), rb.Q(.5), rb.Q(.99), rb.Q(.999), rb.Q(1), rb.Errs)
+	t.Logf("hedged:   n=%d p50=%v p99=%v p99.9=%v max=%v errs=%d", len(rh.Lat), rh.Q(.5), rh.Q(.99), rh.Q(.999), rh.Q(1), rh.Errs)
 	t.Logf("hedged: executions=%d attempts=%d extra=%.2f%% hedges=%d budgetDenied=%d unreserved=%d delay=%v quantile=%.4f",
 		execs, att1-att0, 100*extra, hedges, st1.BudgetDenied-st0.BudgetDenied, st1.Unreserved-st0.Unreserved, st1.Delay, st1.Quantile)
 
-	require.Zero(t, rb.errs)
-	require.Zero(t, rh.errs)
-	require.Greater(t, len(rb.lat), 2000)
+	require.Zero(t, rb.Errs)
+	require.Zero(t, rh.Errs)
+	require.Greater(t, len(rb.Lat), 2000)
 	const stallSlow = 300 * time.Millisecond
-	slowB, slowH := rb.over(stallSlow), rh.over(stallSlow)
+	slowB, slowH := rb.Over(stallSlow), rh.Over(stallSlow)
 	t.Logf("requests slower than %v: unhedged %d, hedged %d", stallSlow, slowB, slowH)
 	require.GreaterOrEqual(t, slowB, 20, "the stalls must show in the unhedged tail (test premise)")
 	assert.LessOrEqual(t, 4*slowH, slowB, "hedging rescues at least 3/4 of the requests caught by a stall")
@@ -215,8 +159,8 @@ func TestSimHealthyClusterStaysUnderBudget(t *testing.T) {
 	execs := st1.Executions - st0.Executions
 	extra := float64(att1-att0)/float64(execs) - 1
 	t.Logf("healthy, p50 delay: executions=%d extra=%.2f%% hedges=%d denied=%d delay=%v p99=%v",
-		execs, 100*extra, st1.Hedges-st0.Hedges, st1.BudgetDenied-st0.BudgetDenied, st1.Delay, r.q(.99))
-	require.Zero(t, r.errs)
+		execs, 100*extra, st1.Hedges-st0.Hedges, st1.BudgetDenied-st0.BudgetDenied, st1.Delay, r.Q(.99))
+	require.Zero(t, r.Errs)
 	assert.LessOrEqual(t, extra, 0.05+0.005, "extra attempts stay under the 5% budget")
 	assert.Greater(t, st1.BudgetDenied-st0.BudgetDenied, execs/4, "the budget, not the delay, is what limits hedging here")
 	assert.Greater(t, st1.Hedges-st0.Hedges, uint64(0))

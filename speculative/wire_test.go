@@ -10,6 +10,10 @@ import (
 	"github.com/tailroute/tailroute/tracker"
 )
 
+// The policy reports silence, so WithSource(p) keeps the burst cap
+// (WithBurstCap) on.
+var _ SilenceSource = (*policy.Policy)(nil)
+
 // TestWireWithPolicyWire: policy.Wire then Wire hedges over our policy;
 // the other order is an error from policy.Wire that keeps the hedging
 // wrapper in place, never a silent drop.

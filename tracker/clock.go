@@ -5,9 +5,18 @@ import (
 	"time"
 )
 
-// Clock is the time source of a Tracker. Now returns monotonic time as a
-// duration since an arbitrary fixed origin; Sleep blocks for d (used for the
-// bounded backpressure wait of Algorithm 1).
+// Clock is the module's one time source: the Tracker's (Config.Clock), the
+// policies' (policy.WithClock) and the Hedger's (speculative.WithClock) take
+// this type; the default everywhere is SystemClock, tests inject a
+// ManualClock. Now returns monotonic time as a duration since an arbitrary
+// fixed origin; Sleep blocks for d (used for the bounded backpressure wait of
+// Algorithm 1).
+//
+// A Host's hot-path methods (Begin, Observe, View, ConsumeToken, ...) take
+// the time as now, as golang.org/x/time/rate's AllowN takes t, so a request
+// reads the clock once; now must come from the Tracker's Clock
+// (Tracker.Now). Reads off the hot path (Snapshot, LatencyQuantile,
+// MaxSilence, Reset) read the clock themselves.
 type Clock interface {
 	Now() time.Duration
 	Sleep(d time.Duration)

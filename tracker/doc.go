@@ -11,7 +11,8 @@
 // all inputs are plain values, so adapters for other drivers can reuse it.
 // Every hot-path update is a handful of atomic operations on the host's own
 // state; there is no global lock. Time comes from an injectable Clock so that
-// every time-based rule can be tested deterministically (see ManualClock).
+// every time-based rule can be tested deterministically (see ManualClock);
+// hot-path methods take the caller's reading of it as now (see Clock).
 //
 // Which signal drives what (the adapter in package policy feeds these):
 //

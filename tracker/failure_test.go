@@ -18,11 +18,11 @@ func TestFailureLatencyOnlyRaises(t *testing.T) {
 			tr, _ := newTest(t, nil)
 			h := tr.Host("a")
 			for i := 0; i < 20; i++ {
-				h.Observe(5*time.Millisecond, Success)
+				h.Observe(tr.Now(), 5*time.Millisecond, Success)
 			}
 			before := h.Snapshot()
 			for i := 0; i < 50; i++ {
-				h.Observe(50*time.Microsecond, o) // fast error
+				h.Observe(tr.Now(), 50*time.Microsecond, o) // fast error
 			}
 			s := h.Snapshot()
 			assert.Equal(t, before.ResponseTime, s.ResponseTime, "fast errors do not make the host look fast")
@@ -30,7 +30,7 @@ func TestFailureLatencyOnlyRaises(t *testing.T) {
 			assert.EqualValues(t, 70, s.Samples, "every attempt is counted")
 			assert.Less(t, s.SuccessRate, 0.5, "but they count against health")
 
-			h.Observe(200*time.Millisecond, o) // slow error: a timeout
+			h.Observe(tr.Now(), 200*time.Millisecond, o) // slow error: a timeout
 			assert.Greater(t, h.Snapshot().ResponseTime, 20*time.Millisecond, "a slow error raises R_s")
 		})
 	}
@@ -41,15 +41,15 @@ func TestFailureLatencyOnlyRaises(t *testing.T) {
 // cluster prior) instead of a near-zero one that would rank it first.
 func TestFastFailureWithoutSamplesIsNoEstimate(t *testing.T) {
 	tr, _ := newTest(t, nil)
-	tr.Host("ok").Observe(4*time.Millisecond, Success)
+	tr.Host("ok").Observe(tr.Now(), 4*time.Millisecond, Success)
 	h := tr.Host("bad")
 	for i := 0; i < 10; i++ {
-		h.Observe(20*time.Microsecond, Failure)
+		h.Observe(tr.Now(), 20*time.Microsecond, Failure)
 	}
 	v := h.View(tr.cfg.Clock.Now())
 	assert.False(t, v.HasSamples)
 	assert.InDelta(t, float64(4*time.Millisecond), v.ResponseTime, float64(time.Microsecond), "prior: the other hosts' mean")
-	h.Observe(30*time.Millisecond, Failure) // slower than the prior: an estimate
+	h.Observe(tr.Now(), 30*time.Millisecond, Failure) // slower than the prior: an estimate
 	assert.True(t, h.View(tr.cfg.Clock.Now()).HasSamples)
 }
 
@@ -66,8 +66,8 @@ func TestSuccessRateRecovers(t *testing.T) {
 	idle := tr.Host("b")
 	for b := 0; b < 6; b++ {
 		for i := 0; i < 100; i++ {
-			h.Observe(time.Millisecond, Failure)
-			idle.Observe(time.Millisecond, Failure)
+			h.Observe(tr.Now(), time.Millisecond, Failure)
+			idle.Observe(tr.Now(), time.Millisecond, Failure)
 		}
 		clk.Advance(bucket)
 	}
@@ -75,7 +75,7 @@ func TestSuccessRateRecovers(t *testing.T) {
 	rates := []float64{}
 	for b := 0; b < 3; b++ {
 		for i := 0; i < 100; i++ {
-			h.Observe(time.Millisecond, Success)
+			h.Observe(tr.Now(), time.Millisecond, Success)
 		}
 		rates = append(rates, h.Snapshot().SuccessRate)
 		clk.Advance(bucket)

@@ -4,6 +4,8 @@ import (
 	"math"
 	"sync/atomic"
 	"time"
+
+	"github.com/tailroute/tailroute/internal/hist"
 )
 
 // Outcome classifies a finished attempt.
@@ -76,7 +78,7 @@ type Host struct {
 
 	load serverLoad // polled server load (ServerLoad)
 
-	hist   rollingHist
+	hist   hist.Rolling
 	health healthBuckets
 	rate   rateCtl
 
@@ -90,7 +92,7 @@ type Host struct {
 
 func newHost(id string, t *Tracker, now time.Duration) *Host {
 	h := &Host{id: id, t: t}
-	h.hist.init(t.cfg.LatencyWindow, now)
+	h.hist.Init(t.cfg.LatencyWindow, 2)
 	h.health.init(t.cfg.HealthBucket, now)
 	h.rate.init(&t.cfg.Rate, now)
 	h.lastResp.Store(int64(now))
@@ -101,11 +103,8 @@ func newHost(id string, t *Tracker, now time.Duration) *Host {
 // ID returns the host ID.
 func (h *Host) ID() string { return h.id }
 
-// Begin records that an attempt was handed to this host (os_s += 1).
-func (h *Host) Begin() Attempt { return h.BeginAt(h.t.clock.Now()) }
-
-// BeginAt is Begin for a caller that already read the clock (now).
-func (h *Host) BeginAt(now time.Duration) Attempt {
+// Begin records that an attempt was handed to this host at now (os_s += 1).
+func (h *Host) Begin(now time.Duration) Attempt {
 	v := h.osGen.Add(1)
 	if uint32(v) == 1 {
 		h.owedFrom.Store(int64(now)) // the host owes a response from now on
@@ -135,19 +134,14 @@ func (h *Host) SuccessRate(now time.Duration) float64 {
 	return h.health.successRate(now, h.t.successFloor())
 }
 
-// Observe records one finished attempt: latency from send to completion and
-// its outcome. See Outcome for what each kind updates. A Success's latency
+// Observe records one attempt finished at now: latency from send to
+// completion and its outcome. See Outcome for what each kind updates. A Success's latency
 // always moves R_s and the latency histogram; a Failure's or Lost's only
 // when it is above R_s: an error is a lower bound of the host's response
 // time, so fast errors (Overloaded, Unavailable, a refused connection)
 // cannot make a failing host look fast, while slow ones (a read timeout
 // after service, a client timeout) make it look slow.
-func (h *Host) Observe(latency time.Duration, o Outcome) {
-	h.ObserveAt(h.t.clock.Now(), latency, o)
-}
-
-// ObserveAt is Observe for a caller that already read the clock (now).
-func (h *Host) ObserveAt(now, latency time.Duration, o Outcome) {
+func (h *Host) Observe(now, latency time.Duration, o Outcome) {
 	if latency < 0 {
 		latency = 0
 	}
@@ -177,7 +171,7 @@ func (h *Host) ObserveAt(now, latency time.Duration, o Outcome) {
 	}
 	if o == Success || h.failureRaises(latency) {
 		h.resp.add(float64(latency), h.t.cfg.EWMAAlpha)
-		h.hist.record(now, latency)
+		h.hist.Record(now, latency)
 	}
 	h.samples.Add(1)
 	h.health.record(now, o == Success)
@@ -223,7 +217,7 @@ func (h *Host) orphan(now, latency time.Duration) {
 	// It says something only when that is more than R_s.
 	if r, ok := h.resp.get(); ok && float64(latency) > r {
 		h.resp.add(float64(latency), h.t.cfg.EWMAAlpha)
-		h.hist.record(now, latency)
+		h.hist.Record(now, latency)
 	}
 }
 
@@ -284,7 +278,7 @@ func (h *Host) Reset() {
 	h.queue.reset()
 	h.load.reset()
 	h.samples.Store(0)
-	h.hist.reset(now)
+	h.hist.Reset()
 	h.health.reset(now)
 	h.rate.reset(now)
 	h.lastResp.Store(int64(now))
@@ -441,7 +435,7 @@ func (h *Host) LatencyQuantile(q float64) (time.Duration, bool) {
 	if !(q > 0 && q <= 1) {
 		return 0, false
 	}
-	d, n := h.hist.quantile(h.t.clock.Now(), q)
+	d, n := h.hist.Quantile(h.t.clock.Now(), q)
 	return d, n >= uint64(h.t.cfg.MinQuantileSamples)
 }
 
@@ -516,8 +510,8 @@ func (h *Host) Snapshot() HostSnapshot {
 	s.RateDecreases = h.rate.decs.Load()
 	s.RateIncreases = h.rate.incs.Load()
 	var n uint64
-	s.P50, n = h.hist.quantile(now, 0.5)
-	s.P99, _ = h.hist.quantile(now, 0.99)
+	s.P50, n = h.hist.Quantile(now, 0.5)
+	s.P99, _ = h.hist.Quantile(now, 0.99)
 	s.QuantilesOK = n >= uint64(h.t.cfg.MinQuantileSamples)
 	s.TotalMeasured = h.totalMeasured.Load()
 	s.TotalAttempts = s.TotalMeasured + h.totalCancelled.Load()

@@ -1,7 +1,7 @@
 package tracker
 
 import (
-	"fmt"
+	"errors"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -75,25 +75,19 @@ func (c *RateConfig) withDefaults() {
 	}
 }
 
-// Validate reports the first out-of-range field.
+// Validate reports every out-of-range field (values and allowed ranges).
 func (c RateConfig) Validate() error {
-	switch {
-	case c.Interval < time.Millisecond || c.Interval > 10*time.Second:
-		return fmt.Errorf("tracker: RateConfig.Interval = %v, allowed 1ms..10s", c.Interval)
-	case !(c.Beta > 0 && c.Beta < 1):
-		return fmt.Errorf("tracker: RateConfig.Beta = %v, allowed (0,1)", c.Beta)
-	case c.Saddle < time.Millisecond || c.Saddle > time.Minute:
-		return fmt.Errorf("tracker: RateConfig.Saddle = %v, allowed 1ms..1m", c.Saddle)
-	case c.Hysteresis < 0 || c.Hysteresis > time.Minute:
-		return fmt.Errorf("tracker: RateConfig.Hysteresis = %v, allowed 0..1m", c.Hysteresis)
-	case !(c.SMax > 0 && c.SMax <= 1e6):
-		return fmt.Errorf("tracker: RateConfig.SMax = %v, allowed (0,1e6]", c.SMax)
-	case !(c.MinRate >= 1 && c.MinRate <= 1e9):
-		return fmt.Errorf("tracker: RateConfig.MinRate = %v, allowed [1,1e9]", c.MinRate)
-	case !(c.InitialRate >= c.MinRate && c.InitialRate <= 1e9):
-		return fmt.Errorf("tracker: RateConfig.InitialRate = %v, allowed [MinRate (%v),1e9]", c.InitialRate, c.MinRate)
-	}
-	return nil
+	var e fieldErrors
+	e.check(c.Interval < time.Millisecond || c.Interval > 10*time.Second,
+		"RateConfig.Interval = %v, allowed 1ms..10s", c.Interval)
+	e.check(!(c.Beta > 0 && c.Beta < 1), "RateConfig.Beta = %v, allowed (0,1)", c.Beta)
+	e.check(c.Saddle < time.Millisecond || c.Saddle > time.Minute, "RateConfig.Saddle = %v, allowed 1ms..1m", c.Saddle)
+	e.check(c.Hysteresis < 0 || c.Hysteresis > time.Minute, "RateConfig.Hysteresis = %v, allowed 0..1m", c.Hysteresis)
+	e.check(!(c.SMax > 0 && c.SMax <= 1e6), "RateConfig.SMax = %v, allowed (0,1e6]", c.SMax)
+	e.check(!(c.MinRate >= 1 && c.MinRate <= 1e9), "RateConfig.MinRate = %v, allowed [1,1e9]", c.MinRate)
+	e.check(!(c.InitialRate >= c.MinRate && c.InitialRate <= 1e9),
+		"RateConfig.InitialRate = %v, allowed [MinRate (%v),1e9]", c.InitialRate, c.MinRate)
+	return errors.Join(e...)
 }
 
 // window counters: one atomic word, window id << 24 | count.

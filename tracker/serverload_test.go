@@ -24,7 +24,7 @@ func TestServerLoadWeightFadesWithAge(t *testing.T) {
 func TestStaleServerLoadFadesIntoClientEstimates(t *testing.T) {
 	tr, clk := newTest(t, nil)
 	h := tr.Host("a")
-	h.Observe(2*time.Millisecond, Success) // R_s = 2ms
+	h.Observe(tr.Now(), 2*time.Millisecond, Success) // R_s = 2ms
 	const fresh = 100 * time.Millisecond
 	clk.Advance(fresh) // not heard from for fresh: the client does not measure it
 	h.ServerLoad(clk.Now(), 12, 8*time.Millisecond, fresh)
@@ -72,10 +72,10 @@ func TestStaleServerLoadFadesIntoClientEstimates(t *testing.T) {
 func TestServerLoadFloorsResponseTime(t *testing.T) {
 	tr, clk := newTest(t, nil)
 	fast, slow := tr.Host("fast"), tr.Host("slow")
-	fast.Observe(4*time.Millisecond, Success)
-	slow.Observe(5*time.Millisecond, Success) // measured before it slowed down
+	fast.Observe(tr.Now(), 4*time.Millisecond, Success)
+	slow.Observe(tr.Now(), 5*time.Millisecond, Success) // measured before it slowed down
 	clk.Advance(time.Second)
-	fast.Observe(4*time.Millisecond, Success)
+	fast.Observe(tr.Now(), 4*time.Millisecond, Success)
 	slow.ServerLoad(clk.Now(), 0, 20*time.Millisecond, time.Second)
 	v := slow.View(clk.Now())
 	assert.InDelta(t, float64(20*time.Millisecond), v.ResponseTime, 1)
@@ -97,7 +97,7 @@ func TestServerLoadFloorsResponseTime(t *testing.T) {
 func TestServerLoadYieldsToFresherLatencies(t *testing.T) {
 	tr, clk := newTest(t, nil)
 	h := tr.Host("a")
-	h.Observe(4*time.Millisecond, Success)
+	h.Observe(tr.Now(), 4*time.Millisecond, Success)
 	h.ServerLoad(clk.Now(), 6, 20*time.Millisecond, time.Second)
 	assert.Zero(t, h.View(clk.Now()).ServerLoadWeight, "a response within fresh: the client measures the host")
 	clk.Advance(time.Second)
@@ -105,7 +105,7 @@ func TestServerLoadYieldsToFresherLatencies(t *testing.T) {
 	v := h.View(clk.Now())
 	assert.Equal(t, 1.0, v.ServerLoadWeight)
 	assert.Equal(t, 6.0, v.QueueSize)
-	h.Observe(4*time.Millisecond, Success)
+	h.Observe(tr.Now(), 4*time.Millisecond, Success)
 	v = h.View(clk.Now())
 	assert.Zero(t, v.ServerLoadWeight)
 	assert.Zero(t, v.QueueSize)
@@ -114,7 +114,7 @@ func TestServerLoadYieldsToFresherLatencies(t *testing.T) {
 	clk.Advance(time.Second)
 	h.ServerLoad(clk.Now(), 2, 20*time.Millisecond, time.Second) // the next poll after a silence counts again
 	assert.Equal(t, 2.0, h.View(clk.Now()).QueueSize)
-	h.Begin() // a request outstanding: the client is measuring it
+	h.Begin(tr.Now()) // a request outstanding: the client is measuring it
 	assert.Zero(t, h.View(clk.Now()).QueueSize)
 }
 
@@ -143,8 +143,8 @@ func TestServerWorkers(t *testing.T) {
 	h.ServerWorkers(MaxServerWorkers)
 	assert.Equal(t, float64(MaxServerWorkers), h.View(clk.Now()).Workers)
 	h.ServerWorkers(32)
-	h.Begin()
-	h.Observe(4*time.Millisecond, Success)
+	h.Begin(clk.Now())
+	h.Observe(clk.Now(), 4*time.Millisecond, Success)
 	clk.Advance(time.Hour)
 	assert.Equal(t, 32.0, h.View(clk.Now()).Workers, "measured host, old sample: still known")
 	assert.EqualValues(t, 32, h.Snapshot().ServerWorkers)

@@ -13,18 +13,18 @@ func TestMaxSilence(t *testing.T) {
 	assert.Zero(t, tr.MaxSilence(), "nothing in flight")
 
 	clk.Advance(time.Second)
-	att := a.Begin() // a owes a response from now on
+	att := a.Begin(tr.Now()) // a owes a response from now on
 	clk.Advance(30 * time.Millisecond)
 	assert.Equal(t, 30*time.Millisecond, tr.MaxSilence())
 
-	bAtt := b.Begin()
+	bAtt := b.Begin(tr.Now())
 	clk.Advance(10 * time.Millisecond)
 	b.End(bAtt)
-	b.Observe(10*time.Millisecond, Success)
+	b.Observe(tr.Now(), 10*time.Millisecond, Success)
 	assert.Equal(t, 40*time.Millisecond, tr.MaxSilence(), "the most silent host counts")
 
 	a.End(att)
-	a.Observe(time.Millisecond, Cancelled) // given up on: orphaned, not in flight
+	a.Observe(tr.Now(), time.Millisecond, Cancelled) // given up on: orphaned, not in flight
 	clk.Advance(time.Second)
 	assert.Zero(t, tr.MaxSilence(), "orphaned attempts alone do not make a host silent")
 }

@@ -12,12 +12,12 @@ import (
 func TestTotalsSurviveReset(t *testing.T) {
 	tr, _ := newTest(t, nil)
 	h := tr.Host("a")
-	h.Observe(2*time.Millisecond, Success)
-	h.Observe(3*time.Millisecond, Failure)
-	h.Observe(4*time.Millisecond, Lost)
-	h.Observe(5*time.Millisecond, Cancelled)
+	h.Observe(tr.Now(), 2*time.Millisecond, Success)
+	h.Observe(tr.Now(), 3*time.Millisecond, Failure)
+	h.Observe(tr.Now(), 4*time.Millisecond, Lost)
+	h.Observe(tr.Now(), 5*time.Millisecond, Cancelled)
 	h.Reset()
-	h.Observe(-time.Millisecond, Success) // clamped to 0
+	h.Observe(tr.Now(), -time.Millisecond, Success) // clamped to 0
 	s := h.Snapshot()
 	assert.EqualValues(t, 1, s.Samples, "rolling state was reset")
 	assert.EqualValues(t, 5, s.TotalAttempts)

@@ -1,11 +1,14 @@
 package tracker
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tailroute/tailroute/internal/hist"
 )
 
 // Config configures a Tracker. Zero fields take the documented defaults.
@@ -87,24 +90,32 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Validate reports the first out-of-range field (call on a config with
-// defaults applied).
+// Validate reports every out-of-range field, each naming the field, its
+// value and the allowed range (call on a config with defaults applied).
 func (c Config) Validate() error {
-	switch {
-	case !(c.EWMAAlpha > 0 && c.EWMAAlpha <= 1):
-		return fmt.Errorf("tracker: Config.EWMAAlpha = %v, allowed (0,1]", c.EWMAAlpha)
-	case c.LatencyWindow < 10*time.Millisecond || c.LatencyWindow > time.Hour:
-		return fmt.Errorf("tracker: Config.LatencyWindow = %v, allowed 10ms..1h", c.LatencyWindow)
-	case c.MinQuantileSamples < 1 || c.MinQuantileSamples > 1e9:
-		return fmt.Errorf("tracker: Config.MinQuantileSamples = %d, allowed 1..1000000000", c.MinQuantileSamples)
-	case c.HealthBucket < 10*time.Millisecond || c.HealthBucket > time.Hour:
-		return fmt.Errorf("tracker: Config.HealthBucket = %v, allowed 10ms..1h", c.HealthBucket)
-	case c.DefaultResponseTime < time.Microsecond || c.DefaultResponseTime > time.Minute:
-		return fmt.Errorf("tracker: Config.DefaultResponseTime = %v, allowed 1µs..1m", c.DefaultResponseTime)
-	case c.ForgetAfter >= 0 && (c.ForgetAfter < 10*time.Millisecond || c.ForgetAfter > time.Hour):
-		return fmt.Errorf("tracker: Config.ForgetAfter = %v, allowed 10ms..1h or negative (never)", c.ForgetAfter)
+	var e fieldErrors
+	e.check(!(c.EWMAAlpha > 0 && c.EWMAAlpha <= 1), "Config.EWMAAlpha = %v, allowed (0,1]", c.EWMAAlpha)
+	e.check(c.LatencyWindow < 10*time.Millisecond || c.LatencyWindow > time.Hour,
+		"Config.LatencyWindow = %v, allowed 10ms..1h", c.LatencyWindow)
+	e.check(c.MinQuantileSamples < 1 || c.MinQuantileSamples > 1e9,
+		"Config.MinQuantileSamples = %d, allowed 1..1000000000", c.MinQuantileSamples)
+	e.check(c.HealthBucket < 10*time.Millisecond || c.HealthBucket > time.Hour,
+		"Config.HealthBucket = %v, allowed 10ms..1h", c.HealthBucket)
+	e.check(c.DefaultResponseTime < time.Microsecond || c.DefaultResponseTime > time.Minute,
+		"Config.DefaultResponseTime = %v, allowed 1µs..1m", c.DefaultResponseTime)
+	e.check(c.ForgetAfter >= 0 && (c.ForgetAfter < 10*time.Millisecond || c.ForgetAfter > time.Hour),
+		"Config.ForgetAfter = %v, allowed 10ms..1h or negative (never)", c.ForgetAfter)
+	return errors.Join(append(e, c.Rate.Validate())...)
+}
+
+// fieldErrors collects the out-of-range fields of a config.
+type fieldErrors []error
+
+// check records the error of the format when bad, with the package prefix.
+func (e *fieldErrors) check(bad bool, format string, a ...any) {
+	if bad {
+		*e = append(*e, fmt.Errorf("tracker: "+format, a...))
 	}
-	return c.Rate.Validate()
 }
 
 // Tracker holds the state of every host it has seen and cluster-wide
@@ -228,9 +239,11 @@ func (t *Tracker) Snapshot() []HostSnapshot {
 // LatencyQuantile returns the cluster-wide q-quantile (0 < q <= 1) of recent
 // attempt latencies (the current and previous LatencyWindow of every host)
 // and false when fewer than MinQuantileSamples were recorded or q is out of
-// range. Hosts record into their own histograms only (no shared cache line
+// range. The value is the highest of the histogram bucket holding the sample
+// of rank round(q*n), as hdrhistogram reports it: at most 6.25% above the
+// sample. Hosts record into their own histograms only (no shared cache line
 // on the hot path); this merges them, and caches the result for
-// QuantileCacheTTL (or until the sample count changes while it was not ok).
+// QuantileCacheTTL (or, while it was not ok, until a host observes a sample).
 func (t *Tracker) LatencyQuantile(q float64) (time.Duration, bool) {
 	if !(q > 0 && q <= 1) {
 		return 0, false
@@ -239,7 +252,7 @@ func (t *Tracker) LatencyQuantile(q float64) (time.Duration, bool) {
 	hosts := *t.hosts.Load()
 	var total uint64
 	for _, h := range hosts {
-		total += h.hist.count(now)
+		total += h.samples.Load()
 	}
 	c := t.qcache.Load()
 	if c != nil && now-c.at < QuantileCacheTTL && now >= c.at {
@@ -249,12 +262,12 @@ func (t *Tracker) LatencyQuantile(q float64) (time.Duration, bool) {
 			}
 		}
 	}
-	var merged [histBuckets]uint64
+	var merged hist.Counts
 	var n uint64
 	for _, h := range hosts {
-		n += h.hist.addTo(now, &merged)
+		n += h.hist.AddTo(now, &merged)
 	}
-	d := quantileOf(&merged, n, q)
+	d := merged.Quantile(n, q)
 	ok := n >= uint64(t.cfg.MinQuantileSamples)
 	nc := &quantileCache{at: now, total: total}
 	if c != nil && now-c.at < QuantileCacheTTL && now >= c.at && c.total == total {

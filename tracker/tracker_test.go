@@ -52,6 +52,10 @@ func TestConfigValidation(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), tc.field)
 	}
+	_, err := New(Config{EWMAAlpha: 2, Rate: RateConfig{Beta: 3}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "EWMAAlpha = 2", "every bad field is reported")
+	assert.Contains(t, err.Error(), "RateConfig.Beta = 3", "every bad field is reported")
 	tr, err := New(Config{})
 	require.NoError(t, err)
 	c := tr.Config()
@@ -70,11 +74,11 @@ func TestConfigValidation(t *testing.T) {
 func TestForgetAfter(t *testing.T) {
 	tr, clk := newTest(t, nil)
 	a, b, c := tr.Host("a"), tr.Host("b"), tr.Host("c")
-	a.Observe(10*time.Millisecond, Success) // a was slow once...
+	a.Observe(tr.Now(), 10*time.Millisecond, Success) // a was slow once...
 	a.Feedback(8, 4*time.Millisecond)
 	clk.Advance(time.Second) // ...exactly ForgetAfter ago: still trusted
-	b.Observe(time.Millisecond, Success)
-	c.Observe(3*time.Millisecond, Success) // others' mean: 2ms
+	b.Observe(tr.Now(), time.Millisecond, Success)
+	c.Observe(tr.Now(), 3*time.Millisecond, Success) // others' mean: 2ms
 	v := a.View(tr.Now())
 	assert.InDelta(t, float64(10*time.Millisecond), v.ResponseTime, 1)
 	assert.InDelta(t, 8, v.QueueSize, 1e-9)
@@ -86,10 +90,10 @@ func TestForgetAfter(t *testing.T) {
 	assert.InDelta(t, 8*f, v.QueueSize, 1e-9)
 	assert.Equal(t, 4*time.Millisecond, time.Duration(v.ServiceTime), "server-reported service time is kept")
 
-	att := a.Begin() // a host that owes a response is not idle: nothing is forgotten
+	att := a.Begin(tr.Now()) // a host that owes a response is not idle: nothing is forgotten
 	assert.InDelta(t, float64(10*time.Millisecond), a.View(tr.Now()).ResponseTime, 1)
 	// its answer lands on the forgotten estimate, not on the stale one
-	a.Observe(2*time.Millisecond, Success)
+	a.Observe(tr.Now(), 2*time.Millisecond, Success)
 	a.End(att)
 	assert.InDelta(t, 0.9*(2e6+8e6*f)+0.1*2e6, float64(a.Snapshot().ResponseTime), 2)
 
@@ -98,16 +102,16 @@ func TestForgetAfter(t *testing.T) {
 	// R_s shrink toward the others' with every timeout
 	lt, clk3 := newTest(t, nil)
 	x := lt.Host("x")
-	lt.Host("y").Observe(time.Millisecond, Success)
-	x.Observe(10*time.Millisecond, Success)
+	lt.Host("y").Observe(tr.Now(), time.Millisecond, Success)
+	x.Observe(tr.Now(), 10*time.Millisecond, Success)
 	clk3.Advance(3 * time.Second)
-	x.Observe(30*time.Millisecond, Lost)
+	x.Observe(tr.Now(), 30*time.Millisecond, Lost)
 	assert.InDelta(t, 0.9*10e6+0.1*30e6, float64(x.Snapshot().ResponseTime), 2)
 
 	never, clk2 := newTest(t, func(c *Config) { c.ForgetAfter = -1 })
 	h := never.Host("a")
-	h.Observe(10*time.Millisecond, Success)
-	never.Host("b").Observe(time.Millisecond, Success)
+	h.Observe(tr.Now(), 10*time.Millisecond, Success)
+	never.Host("b").Observe(tr.Now(), time.Millisecond, Success)
 	clk2.Advance(time.Hour)
 	assert.InDelta(t, float64(10*time.Millisecond), h.View(never.Now()).ResponseTime, 1)
 }
@@ -128,29 +132,13 @@ func TestEWMA(t *testing.T) {
 	assert.Equal(t, 7.5, v)
 }
 
-func TestHistogramBuckets(t *testing.T) {
-	prev := -1
-	for v := int64(0); v < 1<<20; v += 1 + v/50 {
-		i := histIndex(v)
-		require.GreaterOrEqual(t, i, prev, "index monotone at %d", v)
-		prev = i
-		mid := histValue(i)
-		if v >= 8 {
-			assert.InEpsilon(t, float64(v), float64(mid), 0.07, "v=%d bucket=%d mid=%d", v, i, mid)
-		} else {
-			assert.Equal(t, v, mid)
-		}
-	}
-	assert.Equal(t, histBuckets-1, histIndex(math.MaxInt64))
-}
-
 func TestLatencyQuantile(t *testing.T) {
 	tr, clk := newTest(t, nil)
 	h := tr.Host("a")
 	_, ok := tr.LatencyQuantile(0.99)
 	assert.False(t, ok, "no samples")
 	for i := 0; i < 10; i++ {
-		h.Observe(time.Millisecond, Success)
+		h.Observe(tr.Now(), time.Millisecond, Success)
 	}
 	_, ok = tr.LatencyQuantile(0.5)
 	assert.False(t, ok, "10 < MinQuantileSamples")
@@ -164,7 +152,7 @@ func TestLatencyQuantile(t *testing.T) {
 	h2 := tr2.Host("b")
 	xs := rand.Perm(1000)
 	for _, x := range xs {
-		h2.Observe(time.Duration(x+1)*time.Microsecond, Success)
+		h2.Observe(tr2.Now(), time.Duration(x+1)*time.Microsecond, Success)
 	}
 	for _, q := range []float64{0.5, 0.9, 0.99} {
 		d, ok := tr2.LatencyQuantile(q)
@@ -183,7 +171,7 @@ func TestLatencyQuantile(t *testing.T) {
 	assert.False(t, ok, "both windows expired")
 	// new samples after a long idle period are not mixed with stale ones
 	for i := 0; i < 50; i++ {
-		h2.Observe(50*time.Millisecond, Success)
+		h2.Observe(tr2.Now(), 50*time.Millisecond, Success)
 	}
 	d, ok := tr2.LatencyQuantile(0.01)
 	require.True(t, ok)
@@ -194,7 +182,7 @@ func TestLatencyQuantile(t *testing.T) {
 func TestAttemptAccounting(t *testing.T) {
 	tr, _ := newTest(t, nil)
 	h := tr.Host("a")
-	a1, a2 := h.Begin(), h.Begin()
+	a1, a2 := h.Begin(tr.Now()), h.Begin(tr.Now())
 	assert.EqualValues(t, 2, h.InFlight())
 	assert.True(t, h.End(a1))
 	assert.EqualValues(t, 1, h.InFlight())
@@ -202,7 +190,7 @@ func TestAttemptAccounting(t *testing.T) {
 	assert.EqualValues(t, 0, h.InFlight())
 	assert.False(t, h.End(a2), "attempt from before the reset is not counted")
 	assert.EqualValues(t, 0, h.InFlight(), "never negative")
-	a3 := h.Begin()
+	a3 := h.Begin(tr.Now())
 	assert.EqualValues(t, 1, h.InFlight())
 	assert.True(t, h.End(a3))
 	assert.False(t, h.End(a3), "a second End of the same attempt when count is zero")
@@ -212,9 +200,9 @@ func TestAttemptAccounting(t *testing.T) {
 func TestCancelledIsNotAMeasurement(t *testing.T) {
 	tr, clk := newTest(t, nil)
 	h := tr.Host("a")
-	h.Observe(10*time.Millisecond, Success)
+	h.Observe(tr.Now(), 10*time.Millisecond, Success)
 	clk.Advance(time.Second)
-	h.Observe(time.Microsecond, Cancelled)
+	h.Observe(tr.Now(), time.Microsecond, Cancelled)
 	s := h.Snapshot()
 	assert.Equal(t, 10*time.Millisecond, s.ResponseTime, "cancelled attempt did not pull R_s down")
 	assert.EqualValues(t, 1, s.Orphaned)
@@ -223,7 +211,7 @@ func TestCancelledIsNotAMeasurement(t *testing.T) {
 	assert.EqualValues(t, 1, s.Responses)
 
 	// Lost: a failure, a latency sample, but not a response
-	h.Observe(20*time.Millisecond, Lost)
+	h.Observe(tr.Now(), 20*time.Millisecond, Lost)
 	s = h.Snapshot()
 	assert.Equal(t, time.Second, s.SinceResponse)
 	assert.EqualValues(t, 2, s.Responses)
@@ -242,7 +230,7 @@ func TestViewFallbacks(t *testing.T) {
 	assert.Equal(t, 0.0, v.QueueSize)
 	assert.Equal(t, 1.0, v.SuccessRate, "clean slate is healthy")
 
-	b.Observe(4*time.Millisecond, Success)
+	b.Observe(tr.Now(), 4*time.Millisecond, Success)
 	v = a.View(now)
 	assert.Equal(t, float64(4*time.Millisecond), v.ResponseTime, "cluster prior for a host without samples")
 	vb := b.View(now)
@@ -266,19 +254,19 @@ func TestBusyThresholds(t *testing.T) {
 	}
 	var as []Attempt
 	for i := 0; i < 9; i++ {
-		as = append(as, h.Begin())
+		as = append(as, h.Begin(tr.Now()))
 	}
 	clk.Advance(time.Second)
 	assert.False(t, busy(), "9 in flight < 10")
-	as = append(as, h.Begin())
+	as = append(as, h.Begin(tr.Now()))
 	assert.True(t, busy(), "10 in flight, no response for 1s")
-	h.Observe(time.Millisecond, Success)
+	h.Observe(tr.Now(), time.Millisecond, Success)
 	assert.False(t, busy(), "just responded")
 	clk.Advance(199 * time.Millisecond)
 	assert.False(t, busy(), "199ms < 200ms")
 	clk.Advance(time.Millisecond)
 	assert.True(t, busy(), "200ms without response")
-	h.Observe(time.Millisecond, Cancelled)
+	h.Observe(tr.Now(), time.Millisecond, Cancelled)
 	assert.True(t, busy(), "a cancelled attempt is no response")
 	h.End(as[0])
 	assert.True(t, busy(), "9 in flight + 1 orphaned (the host still serves it)")
@@ -292,11 +280,11 @@ func TestBusyThresholds(t *testing.T) {
 func TestOrphaned(t *testing.T) {
 	tr, clk := newTest(t, nil)
 	h := tr.Host("a")
-	h.Observe(10*time.Millisecond, Success)
+	h.Observe(tr.Now(), 10*time.Millisecond, Success)
 	clk.Advance(100 * time.Millisecond)
 	// sent 50ms ago, given up now (a hedge won elsewhere)
-	a := h.Begin()
-	h.Observe(50*time.Millisecond, Cancelled)
+	a := h.Begin(tr.Now())
+	h.Observe(tr.Now(), 50*time.Millisecond, Cancelled)
 	h.End(a)
 	v := h.View(tr.Now())
 	assert.EqualValues(t, 0, v.InFlight)
@@ -311,30 +299,30 @@ func TestOrphaned(t *testing.T) {
 	assert.Equal(t, 100*time.Millisecond, s.SinceResponse)
 
 	// a short cancelled attempt (below R_s) says nothing about latency
-	h.Observe(time.Millisecond, Cancelled)
+	h.Observe(tr.Now(), time.Millisecond, Cancelled)
 	assert.InDelta(t, 14e6, h.View(tr.Now()).ResponseTime, 1)
 	assert.EqualValues(t, 2, h.Orphaned(tr.Now()))
 
 	// the answer to a request sent before the orphaned ones settles nothing
 	clk.Advance(time.Millisecond)
-	h.Observe(60*time.Millisecond, Success)
+	h.Observe(tr.Now(), 60*time.Millisecond, Success)
 	assert.EqualValues(t, 2, h.Orphaned(tr.Now()))
 	// the answer to a request sent after them: the host is past them
 	clk.Advance(5 * time.Millisecond)
-	h.Observe(2*time.Millisecond, Success)
+	h.Observe(tr.Now(), 2*time.Millisecond, Success)
 	assert.EqualValues(t, 0, h.Orphaned(tr.Now()))
 
 	// without a later answer they stop counting after ForgetAfter
-	h.Observe(30*time.Millisecond, Cancelled)
+	h.Observe(tr.Now(), 30*time.Millisecond, Cancelled)
 	clk.Advance(time.Second)
 	assert.EqualValues(t, 1, h.Orphaned(tr.Now()), "ForgetAfter (1s) not yet exceeded")
 	clk.Advance(time.Millisecond)
 	assert.EqualValues(t, 0, h.Orphaned(tr.Now()))
-	h.Observe(30*time.Millisecond, Cancelled)
+	h.Observe(tr.Now(), 30*time.Millisecond, Cancelled)
 	assert.EqualValues(t, 1, h.Orphaned(tr.Now()), "expired orphans do not come back with a new one")
 
 	// and on Reset
-	h.Observe(30*time.Millisecond, Cancelled)
+	h.Observe(tr.Now(), 30*time.Millisecond, Cancelled)
 	h.Reset()
 	assert.EqualValues(t, 0, h.Orphaned(tr.Now()))
 }
@@ -345,22 +333,22 @@ func TestSilence(t *testing.T) {
 	h := tr.Host("a")
 	clk.Advance(time.Second)
 	assert.Zero(t, h.Silence(tr.Now()), "nothing outstanding")
-	a := h.Begin()
+	a := h.Begin(tr.Now())
 	clk.Advance(30 * time.Millisecond)
 	assert.Equal(t, 30*time.Millisecond, h.Silence(tr.Now()), "from the moment it owes a response, not from its last response 1s ago")
-	b := h.Begin() // a second request does not restart the clock
+	b := h.Begin(tr.Now()) // a second request does not restart the clock
 	clk.Advance(10 * time.Millisecond)
 	assert.Equal(t, 40*time.Millisecond, h.View(tr.Now()).Silence)
-	h.Observe(time.Millisecond, Success) // a response while one is still outstanding
+	h.Observe(tr.Now(), time.Millisecond, Success) // a response while one is still outstanding
 	h.End(a)
 	clk.Advance(5 * time.Millisecond)
 	assert.Equal(t, 5*time.Millisecond, h.Silence(tr.Now()), "since the last response")
-	h.Observe(time.Millisecond, Lost) // a lost attempt is no response
+	h.Observe(tr.Now(), time.Millisecond, Lost) // a lost attempt is no response
 	clk.Advance(5 * time.Millisecond)
 	assert.Equal(t, 10*time.Millisecond, h.Snapshot().Silence)
 	h.End(b)
 	assert.Zero(t, h.Silence(tr.Now()))
-	h.Begin()
+	h.Begin(tr.Now())
 	clk.Advance(time.Millisecond)
 	h.Reset()
 	assert.Zero(t, h.View(tr.Now()).Silence, "a reset forgets the outstanding attempts")
@@ -373,12 +361,12 @@ func TestHealthBuckets(t *testing.T) {
 	now := tr.Now()
 	assert.Equal(t, 1.0, h.View(now).SuccessRate)
 	for i := 0; i < 10; i++ {
-		h.Observe(time.Millisecond, Success)
+		h.Observe(tr.Now(), time.Millisecond, Success)
 	}
 	assert.Equal(t, 1.0, h.View(tr.Now()).SuccessRate)
 	clk.Advance(time.Second) // next bucket: all failures
 	for i := 0; i < 10; i++ {
-		h.Observe(time.Millisecond, Failure)
+		h.Observe(tr.Now(), time.Millisecond, Failure)
 	}
 	// newest bucket weight 1, previous 1/3: (0 + 10/3) / (10 + 10/3) = 0.25
 	assert.InDelta(t, 0.25, h.View(tr.Now()).SuccessRate, 1e-9)
@@ -387,7 +375,7 @@ func TestHealthBuckets(t *testing.T) {
 	clk.Advance(10 * time.Second)
 	assert.InDelta(t, 0.00005, h.View(tr.Now()).SuccessRate, 1e-12)
 	clk.Advance(time.Minute)
-	h.Observe(time.Millisecond, Success) // reusing a slot moves old data to sticky; new data wins
+	h.Observe(tr.Now(), time.Millisecond, Success) // reusing a slot moves old data to sticky; new data wins
 	assert.Equal(t, 1.0, h.View(tr.Now()).SuccessRate)
 	h.Reset()
 	assert.Equal(t, 1.0, h.View(tr.Now()).SuccessRate)
@@ -492,17 +480,17 @@ func TestRateWindowAndReceiveRate(t *testing.T) {
 	assert.InDelta(t, 0, h.ReceiveRate(clk.Now()), 1e-9)
 
 	// Observe runs Algorithm 2: a lone response with srate 3 > rrate 1...
-	h.Observe(time.Millisecond, Success)
+	h.Observe(tr.Now(), time.Millisecond, Success)
 	assert.InDelta(t, 3, h.Rate(), 1e-9, "...holds while the client sends below srate (application-limited)")
 	clk.Advance(40 * time.Millisecond)
 	for i := 0; i < 3; i++ {
 		h.ConsumeToken(clk.Now())
 	}
-	h.Observe(time.Millisecond, Success)
+	h.Observe(tr.Now(), time.Millisecond, Success)
 	assert.InDelta(t, 1, h.Rate(), 1e-9, "...and decreases once the client uses its full rate: 3*0.2 floored at 1")
 	// a burst of responses above srate increases it
 	for i := 0; i < 5; i++ {
-		h.Observe(time.Millisecond, Success)
+		h.Observe(tr.Now(), time.Millisecond, Success)
 	}
 	assert.Greater(t, h.Rate(), 1.0)
 }
@@ -518,10 +506,10 @@ func TestConcurrentHosts(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < 300; i++ {
 				h := tr.Host(ids[(g+i)%len(ids)])
-				a := h.Begin()
+				a := h.Begin(tr.Now())
 				_ = h.View(tr.Now())
 				h.ConsumeToken(tr.Now())
-				h.Observe(time.Duration(100+i)*time.Microsecond, Outcome(i%4))
+				h.Observe(tr.Now(), time.Duration(100+i)*time.Microsecond, Outcome(i%4))
 				if i%50 == 0 {
 					h.Feedback(float64(i%7), time.Millisecond)
 					_ = h.Snapshot()

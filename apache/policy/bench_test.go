@@ -6,6 +6,7 @@ import (
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute/internal/simtest"
 	"github.com/tailroute/tailroute/sim"
 )
 
@@ -16,7 +17,7 @@ import (
 // TokenAwareHostPolicy(RoundRobinHostPolicy()). C3 runs with
 // MaxBackpressureWait 0, as in the v1 adapter's benchmark.
 func BenchmarkPickMark(b *testing.B) {
-	c := startSim(b, sim.Config{Nodes: 6, Seed: 1, Model: sim.ServiceModel{ZeroService: true}})
+	c := simtest.Start(b, sim.Config{Nodes: 6, Seed: 1, Model: sim.ServiceModel{ZeroService: true}})
 	p0, err := New()
 	require.NoError(b, err)
 	s := simSession(b, c, p0)

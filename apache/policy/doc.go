@@ -28,7 +28,8 @@
 //   - Replica sets equal v2's TokenAwareHostPolicy's; v2.1.2 keeps gocql
 //     v1.7.0's bug of listing a host twice for NetworkTopologyStrategy with
 //     vnodes (TestReplicaSetsMatchDriver), where ours follow Cassandra.
-//   - Hedging: the budgeted speculative package is not ported to v2 yet.
+//   - Hedging: budgeted hedging for v2 is package
+//     github.com/tailroute/tailroute/apache/speculative (Arm per query).
 //     The driver's own speculative execution (a SpeculativeExecutionPolicy
 //     on idempotent queries) works with this policy: set
 //     WithDriverSpeculation, or the policy stops pooling idempotent plans by
@@ -37,8 +38,4 @@
 //     Query.SetHostID instead of planning it in Pick (serverload.go).
 //   - Logging goes to the ClusterConfig's StructuredLogger (Warning), else
 //     to the standard log package.
-//
-// The v2 driver negotiates protocol v5 first; a server that answers v5
-// with a protocol error it does not step down from (the simulator of
-// package sim) needs ClusterConfig.ProtoVersion = 4.
 package policy

@@ -24,7 +24,7 @@ func (nopLogger) Debug(string, ...gocql.LogField)   {}
 // Example routes a v2 driver session's queries with the policy and exports
 // its per-host state to Prometheus. An in-process simulated 3-node cluster
 // (package sim) stands in for Cassandra; with a real cluster only the
-// contact points differ (and ProtoVersion can be left to negotiation).
+// contact points differ.
 func Example() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -40,7 +40,6 @@ func Example() {
 	}
 	cluster := gocql.NewCluster(c.Hosts()...)
 	cluster.Port = c.Port()
-	cluster.ProtoVersion = 4 // the simulator speaks v3/v4
 	cluster.Logger = nopLogger{}
 	if err := policy.Wire(cluster, p); err != nil { // the policy and its observers
 		log.Fatal(err)

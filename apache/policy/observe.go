@@ -2,11 +2,10 @@ package policy
 
 import (
 	"context"
-	"encoding/binary"
-	"errors"
 	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
+	"github.com/tailroute/tailroute/internal/cqlerr"
 	"github.com/tailroute/tailroute/tracker"
 )
 
@@ -53,37 +52,16 @@ func (p *Policy) observe(ctx context.Context, host *gocql.HostInfo, start, end t
 	p.r.Observe(host, end.Sub(start), classify(ctx, err))
 }
 
-// classify maps an attempt's error to a tracker outcome:
-//
-//	nil, ErrNotFound, request errors of the query itself
-//	  (syntax, invalid, unauthorized, config, already exists,
-//	  unprepared: codes 0x2000-0x25ff)                        Success
-//	context cancelled or expired (caller gave up, speculative
-//	  loser), or any error once ctx is done                   Cancelled
-//	other server errors (overloaded, unavailable,
-//	  bootstrapping, read/write timeout or failure, server)   Failure
-//	ErrTimeoutNoResponse, connection errors, anything else    Lost
+// classify maps an attempt's error to a tracker outcome (the rules of
+// cqlerr.Classify: request errors of the query itself count as answered,
+// cancelled attempts as orphans, server errors as failures, no answer as
+// lost).
 func classify(ctx context.Context, err error) tracker.Outcome {
-	if err == nil || err == gocql.ErrNotFound {
-		return tracker.Success
-	}
-	if err == context.Canceled || err == context.DeadlineExceeded ||
-		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
-		(ctx != nil && ctx.Err() != nil) {
-		return tracker.Cancelled
-	}
-	if err == gocql.ErrTimeoutNoResponse {
-		return tracker.Lost
-	}
-	var re gocql.RequestError
-	if errors.As(err, &re) {
-		if c := re.Code(); c >= gocql.ErrCodeSyntax && c < 0x2600 {
-			return tracker.Success
-		}
-		return tracker.Failure
-	}
-	return tracker.Lost
+	return cqlerr.Classify[gocql.RequestError](ctx, err, sentinels)
 }
+
+// sentinels are the driver's sentinel errors that classify tells apart.
+var sentinels = cqlerr.Sentinels{NotFound: gocql.ErrNotFound, NoResponse: gocql.ErrTimeoutNoResponse}
 
 // RecordFeedback reads the server feedback that a load-reporting server (the
 // simulator with Feedback on) attaches to a response as custom payload: queue
@@ -99,14 +77,8 @@ func (p *Policy) RecordFeedback(iter *gocql.Iter) bool {
 		return false
 	}
 	host := iter.Host()
-	payload := iter.GetCustomPayload()
-	if host == nil || payload == nil {
+	if host == nil {
 		return false
 	}
-	qb, okq := payload[p.feedbackQ]
-	sb, oks := payload[p.feedbackST]
-	if !okq || !oks || len(qb) != 8 || len(sb) != 8 {
-		return false
-	}
-	return p.r.Feedback(host, float64(binary.BigEndian.Uint64(qb)), time.Duration(binary.BigEndian.Uint64(sb))*time.Microsecond)
+	return p.r.FeedbackPayload(host, iter.GetCustomPayload())
 }

@@ -129,7 +129,7 @@ func WithMaxCandidates(n int) Option { return route.WithMaxCandidates(n) }
 // WithTracker (package github.com/tailroute/tailroute/policy).
 func WithTracker(tc tracker.Config) Option { return route.WithTracker(tc) }
 
-// WithClock sets the clock (default the system clock). The rule, defaults and
+// WithClock sets the clock (default tracker.SystemClock). The rule, defaults and
 // allowed range are those of the gocql v1 adapter's WithClock (package
 // github.com/tailroute/tailroute/policy).
 func WithClock(clk tracker.Clock) Option { return route.WithClock(clk) }

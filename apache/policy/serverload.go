@@ -7,7 +7,9 @@ import (
 	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
+	"github.com/tailroute/tailroute/internal/cqlerr"
 	"github.com/tailroute/tailroute/internal/route"
+	"github.com/tailroute/tailroute/stats"
 )
 
 // Server-load polling (WithServerLoad) works as in the gocql v1 adapter
@@ -40,8 +42,9 @@ func IsServerLoadPoll(ctx context.Context) bool { return route.IsServerLoadPoll(
 // MutationStage, at clock time At.
 type ThreadPoolSample = route.ThreadPoolSample
 
-// ServerLoadCounters are the poller's cumulative counters.
-type ServerLoadCounters = route.ServerLoadCounters
+// ServerLoadCounters are the poller's cumulative counters; its fields are
+// documented in package stats.
+type ServerLoadCounters = stats.ServerLoadCounters
 
 // ServerLoadCounters returns the poller's counters (zero without
 // WithServerLoad).
@@ -59,15 +62,8 @@ func (p *Policy) startServerLoad(s *gocql.Session) {
 }
 
 // permanentPollError: the host will never answer the poll (no such table,
-// not allowed).
-func permanentPollError(err error) bool {
-	var re gocql.RequestError
-	if errors.As(err, &re) {
-		c := re.Code()
-		return c == gocql.ErrCodeInvalid || c == gocql.ErrCodeUnauthorized || c == gocql.ErrCodeSyntax
-	}
-	return false
-}
+// not allowed; cqlerr.PollPermanent).
+func permanentPollError(err error) bool { return cqlerr.PollPermanent[gocql.RequestError](err) }
 
 // queryThreadPools reads the ReadStage and MutationStage rows of host (id:
 // the policy's id of it), pinned to it with Query.SetHostID (the driver's

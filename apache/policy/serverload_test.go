@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute/internal/simtest"
 	"github.com/tailroute/tailroute/sim"
 )
 
@@ -15,7 +16,7 @@ import (
 // so samples prove the pinning), the samples reach each host's state, and
 // the polls are neither user traffic for the tracker nor counted in os_s.
 func TestServerLoadV2(t *testing.T) {
-	c := startSim(t, sim.Config{Nodes: 3, Seed: 5, Model: sim.ServiceModel{Workers: 2, MeanService: time.Millisecond}})
+	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 5, Model: sim.ServiceModel{Workers: 2, MeanService: time.Millisecond}})
 	p, err := New(WithServerLoad(50 * time.Millisecond))
 	require.NoError(t, err)
 	assert.Equal(t, 50*time.Millisecond, p.r.Config().ServerLoadInterval())

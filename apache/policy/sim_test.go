@@ -6,15 +6,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute/internal/simtest"
 	"github.com/tailroute/tailroute/sim"
 	"github.com/tailroute/tailroute/tracker"
 )
@@ -34,16 +33,6 @@ func (q *fakeQuery) Keyspace() string               { return q.ks }
 func (q *fakeQuery) IsIdempotent() bool             { return q.idempotent }
 func (q *fakeQuery) GetHostID() string              { return q.hostID }
 
-func startSim(t testing.TB, cfg sim.Config) *sim.Cluster {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := sim.Start(ctx, cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, c.Close()) })
-	return c
-}
-
 type quietLogger struct{}
 
 func (quietLogger) Error(string, ...gocql.LogField)   {}
@@ -59,7 +48,6 @@ func simSession(t testing.TB, c *sim.Cluster, p *Policy) *gocql.Session {
 	cl.Timeout = 5 * time.Second
 	cl.ConnectTimeout = 10 * time.Second
 	cl.ReconnectInterval = 200 * time.Millisecond
-	cl.ProtoVersion = 4 // the simulator speaks v3/v4 and v2.1.2 does not step down from v5 on its answer
 	cl.Logger = quietLogger{}
 	require.NoError(t, Wire(cl, p))
 	s, err := cl.CreateSession()
@@ -84,19 +72,6 @@ type markerFallback struct{ gocql.HostSelectionPolicy }
 
 func (markerFallback) Pick(gocql.ExecutableStatement) gocql.NextHost {
 	return func() gocql.SelectedHost { return nil }
-}
-
-func set(xs []string) []string {
-	m := map[string]bool{}
-	for _, x := range xs {
-		m[x] = true
-	}
-	out := make([]string, 0, len(m))
-	for x := range m {
-		out = append(out, x)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func (p *Policy) replicaIPs(ks string, key []byte) []string {
@@ -125,7 +100,7 @@ func TestReplicaSetsMatchDriver(t *testing.T) {
 	dupsAt := map[int]int{}
 	for _, vn := range []int{1, 8} {
 		t.Run(fmt.Sprintf("vnodes=%d", vn), func(t *testing.T) {
-			c := startSim(t, sim.Config{Nodes: 7, DCs: 2, Racks: 2, VNodes: vn, Seed: 3, Model: sim.ServiceModel{ZeroService: true}})
+			c := simtest.Start(t, sim.Config{Nodes: 7, DCs: 2, Racks: 2, VNodes: vn, Seed: 3, Model: sim.ServiceModel{ZeroService: true}})
 			p, err := New()
 			require.NoError(t, err)
 			s := simSession(t, c, p)
@@ -151,16 +126,16 @@ func TestReplicaSetsMatchDriver(t *testing.T) {
 					}
 					ours := p.replicaIPs(ks, key)
 					require.NotEmpty(t, ours, "%s routed", ks)
-					require.Len(t, set(ours), len(ours), "%s: no host twice: %v", ks, ours)
-					if len(set(theirs)) != len(theirs) {
+					require.Len(t, simtest.Set(ours), len(ours), "%s: no host twice: %v", ks, ours)
+					if len(simtest.Set(theirs)) != len(theirs) {
 						dups++
 						require.Contains(t, keyspaces[ks], "NetworkTopology")
-						require.Subset(t, ours, set(theirs), "%s key %s", ks, key)
+						require.Subset(t, ours, simtest.Set(theirs), "%s key %s", ks, key)
 					} else {
-						require.Equal(t, set(theirs), set(ours), "%s key %s", ks, key)
+						require.Equal(t, simtest.Set(theirs), simtest.Set(ours), "%s key %s", ks, key)
 						same++
 					}
-					assert.Equal(t, set(c.ReplicasFor(ks, key)), set(ours), "%s key %s: simulator placement", ks, key)
+					assert.Equal(t, simtest.Set(c.ReplicasFor(ks, key)), simtest.Set(ours), "%s key %s: simulator placement", ks, key)
 				}
 				dupsAt[vn] += dups
 				t.Logf("%s vnodes=%d: %d identical sets, %d where the v2 driver repeats a host", ks, vn, same, dups)
@@ -176,51 +151,18 @@ func TestReplicaSetsMatchDriver(t *testing.T) {
 // n requests are done and returns the requests served per node IP.
 func runLoad(t *testing.T, c *sim.Cluster, s *gocql.Session, ks string, n, workers int) map[string]uint64 {
 	t.Helper()
-	before := map[string]uint64{}
-	for _, nd := range c.Nodes() {
-		before[nd.IP()] = nd.Stats().Served
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var errs []error
-	per := n / workers
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(w), 9))
-			for i := 0; i < per; i++ {
-				err := s.Query("SELECT field0 FROM "+ks+".usertable WHERE y_id = ?", fmt.Sprintf("user%d", rng.IntN(100000))).Iter().Close()
-				if err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}
-			}
-		}(w)
-	}
-	wg.Wait()
+	served, errs := simtest.ClosedLoop(c, n, workers, func(rng *rand.Rand) error {
+		return s.Query("SELECT field0 FROM "+ks+".usertable WHERE y_id = ?", fmt.Sprintf("user%d", rng.IntN(100000))).Iter().Close()
+	})
 	require.Empty(t, errs)
-	out := map[string]uint64{}
-	for _, nd := range c.Nodes() {
-		out[nd.IP()] = nd.Stats().Served - before[nd.IP()]
-	}
-	return out
-}
-
-func share(served map[string]uint64, ip string) float64 {
-	var tot uint64
-	for _, v := range served {
-		tot += v
-	}
-	return float64(served[ip]) / float64(tot)
+	return served
 }
 
 // TestEndToEndSlowNode: 5 simulated nodes, RF 3, one node 5x slower. Round
 // robin over the replicas sends it about 1/5 of the requests; C3 clearly
 // less, P2C less. Every read is token-aware.
 func TestEndToEndSlowNode(t *testing.T) {
-	c := startSim(t, sim.Config{Nodes: 5, Seed: 11, Model: sim.ServiceModel{Workers: 4, MeanService: 2 * time.Millisecond}})
+	c := simtest.Start(t, sim.Config{Nodes: 5, Seed: 11, Model: sim.ServiceModel{Workers: 4, MeanService: 2 * time.Millisecond}})
 	slow := c.Hosts()[2]
 	m := c.Node(slow).Model()
 	m.Slowdown = 5
@@ -237,7 +179,7 @@ func TestEndToEndSlowNode(t *testing.T) {
 		runLoad(t, c, s, "e2e", 200, 8)
 		unrouted := p.Counters().Unrouted
 		served := runLoad(t, c, s, "e2e", 1600, 8)
-		shares[run.name] = share(served, slow)
+		shares[run.name] = simtest.Share(served, slow)
 		t.Logf("%-10s slow node share %.3f served %v counters %+v", run.name, shares[run.name], served, p.Counters())
 		for _, st := range p.Stats() {
 			assert.EqualValues(t, 0, st.InFlight, st.Address)
@@ -254,7 +196,7 @@ func TestEndToEndSlowNode(t *testing.T) {
 // avoided while it stalls: C3 sends it far less than its replica share
 // during the pause, and no request fails.
 func TestEndToEndPause(t *testing.T) {
-	c := startSim(t, sim.Config{Nodes: 3, Seed: 7, Model: sim.ServiceModel{Workers: 4, MeanService: time.Millisecond}})
+	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 7, Model: sim.ServiceModel{Workers: 4, MeanService: time.Millisecond}})
 	p, err := New()
 	require.NoError(t, err)
 	s := simSession(t, c, p)
@@ -276,7 +218,7 @@ func TestEndToEndPause(t *testing.T) {
 // TestEndToEndNodeDownAndBack: a stopped node is skipped without errors and
 // gets traffic again after it restarts.
 func TestEndToEndNodeDownAndBack(t *testing.T) {
-	c := startSim(t, sim.Config{Nodes: 3, Seed: 5, Model: sim.ServiceModel{ZeroService: true}})
+	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 5, Model: sim.ServiceModel{ZeroService: true}})
 	p, err := New()
 	require.NoError(t, err)
 	s := simSession(t, c, p)
@@ -303,7 +245,7 @@ func TestEndToEndNodeDownAndBack(t *testing.T) {
 // driver's executor) and our Pick, asked directly, plans that host alone;
 // an unknown host ID gets an empty plan.
 func TestPinnedQuery(t *testing.T) {
-	c := startSim(t, sim.Config{Nodes: 3, Seed: 6, Model: sim.ServiceModel{ZeroService: true}})
+	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 6, Model: sim.ServiceModel{ZeroService: true}})
 	p, err := New()
 	require.NoError(t, err)
 	s := simSession(t, c, p)

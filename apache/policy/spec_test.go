@@ -9,6 +9,7 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute/internal/simtest"
 	"github.com/tailroute/tailroute/sim"
 )
 
@@ -19,7 +20,7 @@ import (
 // fails, and every host's in-flight count returns to zero (race-free under
 // -race, late calls included).
 func TestDriverSpeculation(t *testing.T) {
-	c := startSim(t, sim.Config{Nodes: 3, Seed: 8, Model: sim.ServiceModel{ZeroService: true}})
+	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 8, Model: sim.ServiceModel{ZeroService: true}})
 	p, err := New(WithStrategy(RoundRobin))
 	require.NoError(t, err)
 	s := simSession(t, c, p)

@@ -6,7 +6,7 @@
 //
 // # Use
 //
-//	h, err := speculative.New()               // or speculative.WithSource(p.Tracker())
+//	h, err := speculative.New()               // or speculative.WithSource(p)
 //	err = speculative.Wire(cluster, h)        // after policy.Wire, if any
 //	...
 //	q := session.Query(stmt, args...).Idempotent(true)

@@ -6,10 +6,12 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
 	"github.com/tailroute/tailroute/internal/hedge"
+	"github.com/tailroute/tailroute/stats"
+	"github.com/tailroute/tailroute/tracker"
 )
 
 // LatencySource supplies the recent latency distribution the hedge delay
-// follows. tracker.Tracker implements it; so does Recorder.
+// follows. policy.Policy implements it; so do Recorder and tracker.Tracker.
 type LatencySource = hedge.LatencySource
 
 // SilenceSource is a LatencySource that also reports how long the most
@@ -19,9 +21,10 @@ type SilenceSource = hedge.SilenceSource
 // Option configures a Hedger.
 type Option = hedge.Option
 
-// Stats is a snapshot of the Hedger's counters; see hedge.Stats. Eligible
-// counts executions armed with Arm that are idempotent and not opted out.
-type Stats = hedge.Stats
+// Stats is a snapshot of the Hedger's counters since it was created; its
+// fields are documented in package stats. Eligible counts executions armed
+// with Arm that are idempotent and not opted out.
+type Stats = stats.Hedging
 
 // Defaults, as in the v1 package.
 const (
@@ -62,8 +65,10 @@ func WithBudget(fraction float64, window time.Duration) Option {
 // 1s, 0 off. Allowed 0..1h.
 func WithErrorHoldoff(d time.Duration) Option { return hedge.WithErrorHoldoff(d) }
 
-// WithClock injects the clock (tests); default time.Now.
-func WithClock(now func() time.Time) Option { return hedge.WithClock(now) }
+// WithClock sets the clock, the same tracker.Clock the policy package's
+// WithClock takes; default tracker.SystemClock. Tests use
+// tracker.ManualClock.
+func WithClock(clk tracker.Clock) Option { return hedge.WithClock(clk) }
 
 // WithBurstCap sets the burst cap; see the v1 package. Allowed horizon 0
 // (off) or 10ms..1min, factor 1..100, floor 0..1000000.
@@ -79,7 +84,8 @@ type Hedger struct {
 	rec  *Recorder
 }
 
-// New returns a Hedger; a bad option yields an error naming the field, its
+// New returns a Hedger. Options are validated once, here: every bad option
+// is reported, joined in one error, each naming the option, the field, its
 // value and the allowed range.
 func New(opts ...Option) (*Hedger, error) {
 	c, err := hedge.New(opts...)

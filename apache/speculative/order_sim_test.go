@@ -48,7 +48,6 @@ func TestDriverPicksBeforeReadingSpec(t *testing.T) {
 	cl := gocql.NewCluster(c.Hosts()...)
 	cl.Port = c.Port()
 	cl.Keyspace = simKS
-	cl.ProtoVersion = 4
 	cl.Timeout = 5 * time.Second
 	cl.ConnectTimeout = 10 * time.Second
 	cl.Logger = quietLogger{}

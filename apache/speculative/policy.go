@@ -2,13 +2,12 @@ package speculative
 
 import (
 	"context"
-	"errors"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
+	"github.com/tailroute/tailroute/internal/cqlerr"
 	"github.com/tailroute/tailroute/internal/hedge"
 )
 
@@ -50,12 +49,8 @@ func withSpec(ctx context.Context, s *execSpec) context.Context {
 	return context.WithValue(ctx, specKey{}, s)
 }
 
-type disableKey struct{}
-
 // Disable returns a context that opts an execution out of hedging.
-func Disable(ctx context.Context) context.Context {
-	return context.WithValue(ctx, disableKey{}, true)
-}
+func Disable(ctx context.Context) context.Context { return hedge.Disable(ctx) }
 
 // Policy wraps a v2 HostSelectionPolicy (apache/policy's or any of the
 // driver's) and arms the executions prepared with Arm; see the package
@@ -67,9 +62,7 @@ type Policy struct {
 	inner gocql.HostSelectionPolicy
 	pl    hedge.Planner[*gocql.HostInfo, gocql.SelectedHost, gocql.ExecutableStatement]
 
-	upMu sync.Mutex
-	up   map[string]struct{}
-	upN  atomic.Int32
+	up hedge.UpHosts
 }
 
 type readyPolicy struct{ *Policy }
@@ -83,7 +76,7 @@ func (h *Hedger) Wrap(inner gocql.HostSelectionPolicy) gocql.HostSelectionPolicy
 	if inner == nil {
 		inner = gocql.RoundRobinHostPolicy()
 	}
-	p := &Policy{h: h, inner: inner, up: map[string]struct{}{}}
+	p := &Policy{h: h, inner: inner}
 	p.pl = hedge.Planner[*gocql.HostInfo, gocql.SelectedHost, gocql.ExecutableStatement]{
 		H:         h.core,
 		Pick:      func(q gocql.ExecutableStatement) func() gocql.SelectedHost { return p.inner.Pick(q) },
@@ -105,17 +98,10 @@ func (p *Policy) setUp(h *gocql.HostInfo, up bool) {
 	if h == nil {
 		return
 	}
-	k := h.ConnectAddressAndPort()
-	p.upMu.Lock()
-	if up {
-		p.up[k] = struct{}{}
-	} else {
-		delete(p.up, k)
-	}
-	p.upN.Store(int32(len(p.up)))
-	p.upMu.Unlock()
+	p.up.Set(h.ConnectAddressAndPort(), up)
 }
 
+// AddHost records whether h is up and passes it to the wrapped policy.
 func (p *Policy) AddHost(h *gocql.HostInfo) { p.setUp(h, h.IsUp()); p.inner.AddHost(h) }
 
 // AddHosts adds hosts in bulk (the driver uses it when the policy has it).
@@ -131,13 +117,27 @@ func (p *Policy) AddHosts(hosts []*gocql.HostInfo) {
 		p.inner.AddHost(h)
 	}
 }
-func (p *Policy) RemoveHost(h *gocql.HostInfo)                { p.setUp(h, false); p.inner.RemoveHost(h) }
-func (p *Policy) HostUp(h *gocql.HostInfo)                    { p.setUp(h, true); p.inner.HostUp(h) }
-func (p *Policy) HostDown(h *gocql.HostInfo)                  { p.setUp(h, false); p.inner.HostDown(h) }
-func (p *Policy) SetPartitioner(s string)                     { p.inner.SetPartitioner(s) }
+
+// RemoveHost forgets h and passes it to the wrapped policy.
+func (p *Policy) RemoveHost(h *gocql.HostInfo) { p.setUp(h, false); p.inner.RemoveHost(h) }
+
+// HostUp counts h as up and passes it to the wrapped policy.
+func (p *Policy) HostUp(h *gocql.HostInfo) { p.setUp(h, true); p.inner.HostUp(h) }
+
+// HostDown counts h as down and passes it to the wrapped policy.
+func (p *Policy) HostDown(h *gocql.HostInfo) { p.setUp(h, false); p.inner.HostDown(h) }
+
+// SetPartitioner passes the partitioner to the wrapped policy.
+func (p *Policy) SetPartitioner(s string) { p.inner.SetPartitioner(s) }
+
+// KeyspaceChanged passes the schema change to the wrapped policy.
 func (p *Policy) KeyspaceChanged(e gocql.KeyspaceUpdateEvent) { p.inner.KeyspaceChanged(e) }
-func (p *Policy) Init(s *gocql.Session)                       { p.inner.Init(s) }
-func (p *Policy) IsLocal(h *gocql.HostInfo) bool              { return p.inner.IsLocal(h) }
+
+// Init passes the session to the wrapped policy.
+func (p *Policy) Init(s *gocql.Session) { p.inner.Init(s) }
+
+// IsLocal is the wrapped policy's IsLocal.
+func (p *Policy) IsLocal(h *gocql.HostInfo) bool { return p.inner.IsLocal(h) }
 
 // Pick implements gocql.HostSelectionPolicy; see Policy.
 func (p *Policy) Pick(qry gocql.ExecutableStatement) gocql.NextHost {
@@ -147,11 +147,11 @@ func (p *Policy) Pick(qry gocql.ExecutableStatement) gocql.NextHost {
 		if c, ok := qry.(interface{ Context() context.Context }); ok {
 			if ctx := c.Context(); ctx != nil {
 				s, _ = ctx.Value(specKey{}).(*execSpec)
-				eligible = s != nil && ctx.Value(disableKey{}) == nil && qry.IsIdempotent() && qry.GetHostID() == ""
+				eligible = s != nil && !hedge.Disabled(ctx) && qry.IsIdempotent() && qry.GetHostID() == ""
 			}
 		}
 	}
-	if p.h.core.Admit(eligible, true, p.upN.Load()) == hedge.Armed {
+	if p.h.core.Admit(eligible, true, p.up.N()) == hedge.Armed {
 		s.attempts.Store(1)
 		st := p.pl.NewExec(qry)
 		return func() gocql.SelectedHost {
@@ -168,23 +168,10 @@ func (p *Policy) Pick(qry gocql.ExecutableStatement) gocql.NextHost {
 }
 
 // isHostError says whether err says something about the host (overload,
-// timeout, connection trouble) rather than about the request.
+// timeout, connection trouble) rather than about the request (the rules of
+// cqlerr.IsHostError).
 func isHostError(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, gocql.ErrNotFound) {
-		return false
-	}
-	var re gocql.RequestError
-	if errors.As(err, &re) {
-		switch re.Code() {
-		case gocql.ErrCodeServer, gocql.ErrCodeUnavailable, gocql.ErrCodeOverloaded,
-			gocql.ErrCodeBootstrapping, gocql.ErrCodeWriteTimeout, gocql.ErrCodeReadTimeout,
-			gocql.ErrCodeReadFailure, gocql.ErrCodeWriteFailure:
-			return true
-		}
-		return false
-	}
-	return true
+	return cqlerr.IsHostError[gocql.RequestError](err, gocql.ErrNotFound)
 }
 
 var (

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tailroute/tailroute/apache/policy"
 	"github.com/tailroute/tailroute/speculative/promstats"
 )
 
@@ -174,3 +175,7 @@ func TestPromstatsReadsV2Hedger(t *testing.T) {
 	}
 	assert.Equal(t, 1.0, got)
 }
+
+// The v2 policy reports silence, so WithSource(p) keeps the burst cap
+// (WithBurstCap) on.
+var _ SilenceSource = (*policy.Policy)(nil)

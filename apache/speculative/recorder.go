@@ -11,7 +11,7 @@ import (
 )
 
 // RecorderConfig configures a Recorder; zero fields take their defaults
-// (Window 10s, MinSamples 100, Clock time.Now).
+// (Window 10s, MinSamples 100, Clock tracker.SystemClock).
 type RecorderConfig = hedge.RecorderConfig
 
 // Recorder is the lock-free sliding-window latency histogram
@@ -27,8 +27,8 @@ func NewRecorder(cfg RecorderConfig) (*Recorder, error) {
 	return &Recorder{r: r}, nil
 }
 
-// Record adds one latency sample observed at time at.
-func (r *Recorder) Record(latency time.Duration, at time.Time) { r.r.Record(latency, at) }
+// Record adds one latency sample, observed now (on RecorderConfig.Clock).
+func (r *Recorder) Record(latency time.Duration) { r.r.Record(latency) }
 
 // LatencyQuantile returns the q-quantile of the latencies in the window;
 // false with too few samples or q outside (0, 1].
@@ -41,13 +41,13 @@ func recordable(err error) bool {
 // ObserveQuery implements gocql.QueryObserver.
 func (r *Recorder) ObserveQuery(_ context.Context, o gocql.ObservedQuery) {
 	if recordable(o.Err) {
-		r.r.Record(o.End.Sub(o.Start), o.End)
+		r.r.Record(o.End.Sub(o.Start))
 	}
 }
 
 // ObserveBatch implements gocql.BatchObserver.
 func (r *Recorder) ObserveBatch(_ context.Context, o gocql.ObservedBatch) {
 	if recordable(o.Err) {
-		r.r.Record(o.End.Sub(o.Start), o.End)
+		r.r.Record(o.End.Sub(o.Start))
 	}
 }

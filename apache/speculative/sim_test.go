@@ -3,7 +3,6 @@ package speculative
 import (
 	"context"
 	"fmt"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tailroute/tailroute/internal/simtest"
 	"github.com/tailroute/tailroute/sim"
 )
 
@@ -22,13 +22,7 @@ import (
 const simKS = "hedge2"
 
 func startSim(t *testing.T, nodes int, firstIP string) *sim.Cluster {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	c, err := sim.Start(ctx, sim.Config{Nodes: nodes, FirstIP: firstIP, Seed: 7})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, c.Close()) })
-	return c
+	return simtest.Start(t, sim.Config{Nodes: nodes, FirstIP: firstIP, Seed: 7})
 }
 
 type quietLogger struct{}
@@ -52,7 +46,6 @@ func newSimSession(t *testing.T, c *sim.Cluster, ks string, h *Hedger) (*gocql.S
 	cl.Consistency = gocql.One
 	cl.Timeout = 5 * time.Second
 	cl.ConnectTimeout = 10 * time.Second
-	cl.ProtoVersion = 4 // the simulator speaks v3/v4
 	cl.Logger = quietLogger{}
 	cl.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
 	ac := &attemptCounter{}
@@ -80,52 +73,18 @@ func setupData(t *testing.T, c *sim.Cluster, rf, n int) []string {
 	return keys
 }
 
-type loadResult struct {
-	lat  []time.Duration // sorted, from the intended start (open loop)
-	errs int
-}
-
-func (r loadResult) over(d time.Duration) int {
-	return len(r.lat) - sort.Search(len(r.lat), func(i int) bool { return r.lat[i] > d })
-}
-
-// openLoop issues idempotent reads at a fixed rate for dur, each in its
-// own goroutine; with h each execution is armed.
-func openLoop(s *gocql.Session, h *Hedger, keys []string, rate int, dur time.Duration) loadResult {
-	interval := time.Second / time.Duration(rate)
-	var mu sync.Mutex
-	var res loadResult
-	var wg sync.WaitGroup
-	start := time.Now()
-	for i := 0; ; i++ {
-		intended := start.Add(time.Duration(i) * interval)
-		if intended.Sub(start) >= dur {
-			break
+// openLoop issues idempotent reads at a fixed rate for dur
+// (simtest.OpenLoop); with h each execution is armed.
+func openLoop(s *gocql.Session, h *Hedger, keys []string, rate int, dur time.Duration) simtest.LoadResult {
+	return simtest.OpenLoop(rate, dur, func(i int) error {
+		q := s.Query("SELECT field0 FROM usertable WHERE y_id = ?", keys[i%len(keys)]).Idempotent(true)
+		ctx := context.Background()
+		if h != nil {
+			ctx = h.Arm(ctx, q)
 		}
-		time.Sleep(time.Until(intended))
-		wg.Add(1)
-		go func(key string, intended time.Time) {
-			defer wg.Done()
-			q := s.Query("SELECT field0 FROM usertable WHERE y_id = ?", key).Idempotent(true)
-			ctx := context.Background()
-			if h != nil {
-				ctx = h.Arm(ctx, q)
-			}
-			var f string
-			err := q.ScanContext(ctx, &f)
-			d := time.Since(intended)
-			mu.Lock()
-			if err != nil {
-				res.errs++
-			} else {
-				res.lat = append(res.lat, d)
-			}
-			mu.Unlock()
-		}(keys[i%len(keys)], intended)
-	}
-	wg.Wait()
-	sort.Slice(res.lat, func(i, j int) bool { return res.lat[i] < res.lat[j] })
-	return res
+		var f string
+		return q.ScanContext(ctx, &f)
+	})
 }
 
 // TestSimHedgingRescuesPausedReplica: one node of three pauses 500ms every
@@ -156,7 +115,7 @@ func TestSimHedgingRescuesPausedReplica(t *testing.T) {
 	require.NoError(t, c.Nodes()[0].SetModel(m))
 
 	st0, att0 := h.Stats(), attempts.n.Load()
-	var rb, rh loadResult
+	var rb, rh simtest.LoadResult
 	wg.Add(2)
 	go func() { defer wg.Done(); rb = openLoop(base, nil, keys, rate, 10*time.Second) }()
 	go func() { defer wg.Done(); rh = openLoop(hedged, h, keys, rate, 10*time.Second) }()
@@ -168,13 +127,13 @@ func TestSimHedgingRescuesPausedReplica(t *testing.T) {
 	extra := float64(att1-att0)/float64(execs) - 1
 	hedges := st1.Hedges - st0.Hedges
 	const stallSlow = 300 * time.Millisecond
-	slowB, slowH := rb.over(stallSlow), rh.over(stallSlow)
+	slowB, slowH := rb.Over(stallSlow), rh.Over(stallSlow)
 	t.Logf("executions=%d attempts=%d extra=%.2f%% hedges=%d won=%d armed=%d delay=%v; slower than %v: unhedged %d, hedged %d",
 		execs, att1-att0, 100*extra, hedges, st1.Won-st0.Won, st1.Armed-st0.Armed, st1.Delay, stallSlow, slowB, slowH)
 
-	require.Zero(t, rb.errs)
-	require.Zero(t, rh.errs)
-	require.Greater(t, len(rb.lat), 2000)
+	require.Zero(t, rb.Errs)
+	require.Zero(t, rh.Errs)
+	require.Greater(t, len(rb.Lat), 2000)
 	require.GreaterOrEqual(t, slowB, 20, "the pauses must show in the unhedged tail (test premise)")
 	assert.LessOrEqual(t, 4*slowH, slowB, "hedging rescues at least 3/4 of the requests caught by a pause")
 	assert.LessOrEqual(t, extra, 0.05+0.01, "extra attempts within the 5% budget (+1% tolerance)")

@@ -9,8 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	gocql2 "github.com/apache/cassandra-gocql-driver/v2"
@@ -18,96 +16,8 @@ import (
 	"github.com/tailroute/tailroute/sim"
 )
 
-// Drivers -driver accepts.
-const (
-	driverV1 = "v1"
-	driverV2 = "v2"
-)
-
-// policiesV2 are the policies -driver v2 can run, by the names of their v1
-// counterparts: tailroute's strategies through apache/policy (tailroute+poll
-// with polled server load, pinned with SetHostID), and the v2 driver's own
-// token-aware and round-robin policies.
-var policiesV2 = map[string]func(env policyEnv, cfg *gocql2.ClusterConfig) (installed, error){
-	"tailroute":              tailrouteV2(policy.C3, true, 0),
-	"tailroute" + pollSuffix: tailrouteV2(policy.C3, true, policy.DefaultServerLoadInterval),
-	"tailroute-p2c":          tailrouteV2(policy.P2C, true, 0),
-	"tailroute-norate":       tailrouteV2(policy.C3, false, 0),
-	"token-aware": func(env policyEnv, cfg *gocql2.ClusterConfig) (installed, error) {
-		cfg.PoolConfig.HostSelectionPolicy = gocql2.TokenAwareHostPolicy(roundRobinV2(env.localDC))
-		return installed{}, nil
-	},
-	"round-robin": func(env policyEnv, cfg *gocql2.ClusterConfig) (installed, error) {
-		cfg.PoolConfig.HostSelectionPolicy = roundRobinV2(env.localDC)
-		return installed{}, nil
-	},
-}
-
-// policyNamesV2 lists the policies of -driver v2.
-func policyNamesV2() []string {
-	names := make([]string, 0, len(policiesV2))
-	for n := range policiesV2 {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// checkDriver validates -driver against the chosen policies.
-func checkDriver(driver string, policies []string) error {
-	switch driver {
-	case driverV1:
-		return nil
-	case driverV2:
-		for _, p := range policies {
-			if policiesV2[p] == nil {
-				return &flagError{fmt.Sprintf("-driver v2 runs the policies %s; not %q", strings.Join(policyNamesV2(), ", "), p)}
-			}
-		}
-		return nil
-	}
-	return badFlag("driver", driver, "v1 (github.com/gocql/gocql) or v2 (github.com/apache/cassandra-gocql-driver/v2)")
-}
-
-func roundRobinV2(localDC string) gocql2.HostSelectionPolicy {
-	if localDC != "" {
-		return gocql2.DCAwareRoundRobinPolicy(localDC)
-	}
-	return gocql2.RoundRobinHostPolicy()
-}
-
-func tailrouteV2(s policy.Strategy, rate bool, poll time.Duration) func(env policyEnv, cfg *gocql2.ClusterConfig) (installed, error) {
-	return func(env policyEnv, cfg *gocql2.ClusterConfig) (installed, error) {
-		opts := []policy.Option{policy.WithStrategy(s), policy.WithRateControl(rate)}
-		if env.clients > 1 {
-			opts = append(opts, policy.WithConcurrencyWeight(float64(env.clients)))
-		}
-		if env.localDC != "" {
-			opts = append(opts, policy.WithLocalDC(env.localDC))
-		}
-		if poll > 0 {
-			opts = append(opts, policy.WithServerLoad(poll))
-		}
-		p, err := policy.New(opts...)
-		if err != nil {
-			return installed{}, err
-		}
-		if err := policy.Wire(cfg, p); err != nil {
-			return installed{}, err
-		}
-		inst := installed{stats: func() any { return p.Stats() }}
-		if poll > 0 {
-			inst.stats = func() any {
-				return map[string]any{"hosts": p.Stats(), "server_load": p.ServerLoadCounters()}
-			}
-		}
-		return inst, nil
-	}
-}
-
-// clusterConfigV2 is clusterConfig for the v2 driver. The embedded
-// simulator speaks protocol v3/v4 and v2.1.2 does not step down from v5 on
-// its answer, so the embedded cluster gets v4 unless -proto-version says.
+// clusterConfigV2 is clusterConfig for the v2 driver: the protocol version
+// is negotiated (the driver steps down from v5) unless -proto-version says.
 func (r *runner) clusterConfigV2(hosts []string, port int) *gocql2.ClusterConfig {
 	o := r.o
 	cfg := gocql2.NewCluster(hosts...)
@@ -116,9 +26,6 @@ func (r *runner) clusterConfigV2(hosts []string, port int) *gocql2.ClusterConfig
 	cfg.Timeout = o.timeout
 	cfg.ConnectTimeout = o.connectTimeout
 	cfg.ProtoVersion = o.protoVersion
-	if cfg.ProtoVersion == 0 && o.hosts == nil {
-		cfg.ProtoVersion = 4
-	}
 	if o.username != "" {
 		cfg.Authenticator = gocql2.PasswordAuthenticator{Username: o.username, Password: o.password}
 	}
@@ -165,9 +72,9 @@ func (o *observerV2) ObserveQuery(ctx context.Context, q gocql2.ObservedQuery) {
 // openClientsV2 is openClients through the v2 driver.
 func (r *runner) openClientsV2(name string, cl *sim.Cluster, hosts []string, port int, fields []string) (clients []*client, closeAll func(), err error) {
 	o := r.o
-	install := policiesV2[name]
-	if install == nil {
-		return nil, nil, fmt.Errorf("policy %s has no -driver v2 variant (%s)", name, strings.Join(policyNamesV2(), ", "))
+	install, err := lookupV2(name)
+	if err != nil {
+		return nil, nil, err
 	}
 	var cleanup []func()
 	closeAll = func() {
@@ -195,10 +102,15 @@ func (r *runner) openClientsV2(name string, cl *sim.Cluster, hosts []string, por
 		cleanup = append(cleanup, sess.Close)
 		db := newCQLDB(nil, o.keyspace, o.cfg.Table, fields, o.consistency)
 		cons := gocql2.Consistency(o.consistency)
+		arm := inst.arm
 		db.run = func(ctx context.Context, stmt string, args []any) error {
-			return sess.Query(stmt, args...).WithContext(ctx).Consistency(cons).Idempotent(true).Exec()
+			q := sess.Query(stmt, args...).Consistency(cons).Idempotent(true)
+			if arm != nil {
+				ctx = arm(ctx, q)
+			}
+			return q.ExecContext(ctx)
 		}
-		clients[c] = &client{inst: inst, counter: counter, db: db, attempts: attempts}
+		clients[c] = &client{inst: inst.installed, counter: counter, db: db, attempts: attempts}
 	}
 	return clients, closeAll, nil
 }

@@ -3,19 +3,22 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"testing"
 )
 
-// TestDriverV2 runs every -driver v2 policy on a small simulated cluster
-// with a slow node: each does every operation without error through the v2
-// driver, the host counters see every node, and tailroute sends the slow
-// node less than the driver's own token-aware policy.
+// TestDriverV2 runs every -driver v2 policy, and tailroute+hedge, on a
+// small simulated cluster with a slow node: each does every operation
+// without error through the v2 driver, the host counters see every node,
+// tailroute sends the slow node less than the driver's own token-aware
+// policy, and the hedged run reports its hedger's counters.
 func TestDriverV2(t *testing.T) {
-	rep, _ := runJSON(t, "-driver", "v2", "-compare", strings.Join(policyNamesV2(), ","), "-nodes", "3", "-rf", "3",
+	names := append(policyNamesV2(), "tailroute+hedge")
+	rep, _ := runJSON(t, "-driver", "v2", "-compare", strings.Join(names, ","), "-nodes", "3", "-rf", "3",
 		"-records", "100", "-ops", "400", "-target", "400", "-threads", "8", "-service-time", "2ms", "-scenario", "slow-node", "-seed", "2")
-	if len(rep.Results) != len(policiesV2) {
-		t.Fatalf("%d results, want %d", len(rep.Results), len(policiesV2))
+	if len(rep.Results) != len(names) {
+		t.Fatalf("%d results, want %d", len(rep.Results), len(names))
 	}
 	if !strings.Contains(rep.Command, "-driver v2") {
 		t.Errorf("report command %q does not name the driver", rep.Command)
@@ -37,6 +40,16 @@ func TestDriverV2(t *testing.T) {
 			slow = res.Nodes[2].Host // slow-node slows the last node
 		}
 		shares[res.Policy] = share(res, slow)
+		if res.Policy == "tailroute+hedge" {
+			st, _ := res.PolicyStats.(map[string]any)
+			h, _ := st["hedging"].(map[string]any)
+			if exec, _ := h["Executions"].(float64); exec < 400 {
+				t.Errorf("tailroute+hedge: the hedger saw %v executions, want >= 400 (stats %v)", h["Executions"], res.PolicyStats)
+			}
+			if _, ok := st["policy"]; !ok {
+				t.Errorf("tailroute+hedge: no base policy stats in %v", res.PolicyStats)
+			}
+		}
 	}
 	t.Logf("slow node %s share: %v", slow, shares)
 	if !(shares["tailroute"] < shares["token-aware"]) {
@@ -50,13 +63,37 @@ func TestDriverFlagRejected(t *testing.T) {
 		want string
 	}{
 		{[]string{"-driver", "v3"}, "-driver v3"},
-		{[]string{"-driver", "v2", "-compare", "oracle"}, `-driver v2 runs the policies`},
-		{[]string{"-driver", "v2", "-compare", "tailroute+hedge"}, `not "tailroute+hedge"`},
+		{[]string{"-driver", "v2", "-compare", "datastax"}, `-driver v2 runs the policies`},
+		{[]string{"-driver", "v2", "-compare", "datastax+hedge"}, `not "datastax"`},
+		{[]string{"-driver", "v2", "-compare", "tailroute+hedge-foo"}, `+hedge-cap<horizon>x<factor>`},
 	} {
 		var out, errb bytes.Buffer
 		code := run(context.Background(), c.args, &out, &errb)
 		if code == exitOK || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, code, errb.String(), c.want)
+		}
+	}
+}
+
+// TestClusterConfigV2ProtocolVersion: the v2 sessions negotiate the
+// protocol version, with the embedded cluster too, unless -protocol-version
+// pins it.
+func TestClusterConfigV2ProtocolVersion(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{nil, 0},
+		{[]string{"-protocol-version", "3"}, 3},
+		{[]string{"-hosts", "10.0.0.1"}, 0},
+	} {
+		o, err := parseFlags(append([]string{"-driver", "v2"}, c.args...), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := (&runner{o: o, stderr: io.Discard}).clusterConfigV2([]string{"127.0.0.1"}, 9042)
+		if cfg.ProtoVersion != c.want {
+			t.Errorf("%v: ProtoVersion %d, want %d", c.args, cfg.ProtoVersion, c.want)
 		}
 	}
 }

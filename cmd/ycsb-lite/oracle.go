@@ -43,53 +43,20 @@ func (m markedFallback) Pick(q gocql.ExecutableQuery) gocql.NextHost {
 }
 
 func (o *oraclePolicy) cost(h gocql.SelectedHost) time.Duration {
-	n := o.cluster.Node(h.Info().ConnectAddress().String())
-	if n == nil {
-		return time.Duration(1<<62 - 1)
-	}
-	q, st := n.Oracle()
-	return time.Duration(q+1) * st
+	return oracleCost(o.cluster, h.Info().ConnectAddress().String())
 }
 
-// takeReplicas reads a token-aware plan over markedFallback up to its
-// first fallback host: the replicas, and that host (nil when the plan ended).
+func isFallbackV1(h gocql.SelectedHost) bool {
+	_, fb := h.(fallbackHost)
+	return fb
+}
+
+// takeReplicas is splitReplicas for gocql v1 plans over markedFallback.
 func takeReplicas(next gocql.NextHost) (replicas []gocql.SelectedHost, pending gocql.SelectedHost) {
-	for {
-		h := next()
-		if h == nil {
-			return replicas, nil
-		}
-		if _, fb := h.(fallbackHost); fb {
-			return replicas, h
-		}
-		replicas = append(replicas, h)
-	}
+	return splitReplicas(next, isFallbackV1)
 }
 
-// Pick puts the cheapest replica first.
+// Pick puts the cheapest replica first (oraclePlan).
 func (o *oraclePolicy) Pick(q gocql.ExecutableQuery) gocql.NextHost {
-	next := o.HostSelectionPolicy.Pick(q)
-	replicas, pending := takeReplicas(next)
-	if len(replicas) > 1 {
-		best, bestCost := 0, o.cost(replicas[0])
-		for i := 1; i < len(replicas); i++ {
-			if c := o.cost(replicas[i]); c < bestCost {
-				best, bestCost = i, c
-			}
-		}
-		replicas[0], replicas[best] = replicas[best], replicas[0]
-	}
-	i := 0
-	return func() gocql.SelectedHost {
-		if i < len(replicas) {
-			i++
-			return replicas[i-1]
-		}
-		if pending != nil {
-			h := pending
-			pending = nil
-			return h
-		}
-		return next()
-	}
+	return oraclePlan(o.HostSelectionPolicy.Pick(q), isFallbackV1, o.cost)
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
-	"github.com/tailroute/tailroute/policy"
 	"github.com/tailroute/tailroute/speculative"
 )
 
@@ -44,6 +43,17 @@ func parseHedgeVariant(v string) (hedgeVariant, error) {
 	return hedgeVariant{}, fmt.Errorf("policy +hedge%s: want +hedge, +hedge-nocap or +hedge-cap<horizon>x<factor> (e.g. +hedge-cap200msx3)", v)
 }
 
+// options are the variant's hedger options plus, when the installed host
+// selection policy hp (of either driver) is tailroute's, that policy as the
+// source of the hedge delay and of the stall signal.
+func (v hedgeVariant) options(hp any) []speculative.Option {
+	opts := append([]speculative.Option(nil), v.opts...)
+	if p, ok := hp.(speculative.SilenceSource); ok {
+		opts = append(opts, speculative.WithSource(p))
+	}
+	return opts
+}
+
 // hedgedSpec wraps base with hedging. The hedge delay follows tailroute's own
 // tracker when the base policy is ours, else the hedger's built-in recorder.
 // A retry policy is set as speculative's doc asks, so an error on one attempt
@@ -60,11 +70,7 @@ func hedgedSpec(base policySpec, variant hedgeVariant) policySpec {
 			if err != nil {
 				return inst, err
 			}
-			opts := append([]speculative.Option(nil), variant.opts...)
-			if p, ok := cfg.PoolConfig.HostSelectionPolicy.(*policy.Policy); ok {
-				opts = append(opts, speculative.WithSource(p.Tracker()))
-			}
-			h, err := speculative.New(opts...)
+			h, err := speculative.New(variant.options(cfg.PoolConfig.HostSelectionPolicy)...)
 			if err != nil {
 				return inst, err
 			}
@@ -74,14 +80,7 @@ func hedgedSpec(base policySpec, variant hedgeVariant) policySpec {
 			if cfg.RetryPolicy == nil {
 				cfg.RetryPolicy = &gocql.SimpleRetryPolicy{NumRetries: 2}
 			}
-			baseStats := inst.stats
-			inst.stats = func() any {
-				out := map[string]any{"hedging": h.Stats()}
-				if baseStats != nil {
-					out["policy"] = baseStats()
-				}
-				return out
-			}
+			inst.stats = hedgeStats(inst.stats, func() any { return h.Stats() })
 			return inst, nil
 		},
 	}

@@ -1,9 +1,6 @@
 package hedge
 
-import (
-	"fmt"
-	"time"
-)
+import "time"
 
 // Burst cap defaults (see doc.go, "Burst cap").
 const (
@@ -30,24 +27,23 @@ const (
 // (WithBudget), which keeps the long-run share. While a host is stalled
 // (it has attempts in flight and has been silent for longer than the
 // hedge delay) the cap is lifted. Telling a stall from a slow phase needs
-// a source that reports silence (SilenceSource: our tracker,
-// WithSource(p.Tracker())); with any other source, the built-in Recorder
-// included, the cap is off. Defaults DefaultBurstHorizon,
+// a source that reports silence (SilenceSource: WithSource(p) with p a
+// policy.Policy); with any other source, the built-in Recorder included,
+// the cap is off. Defaults DefaultBurstHorizon,
 // DefaultBurstFactor, DefaultBurstFloor; horizon 0 turns the cap off.
 // Allowed horizon 0 or 10ms..1min, factor 1..100, floor 0..1000000.
 func WithBurstCap(horizon time.Duration, factor float64, floor int) Option {
-	return func(c *config) error {
-		if horizon != 0 && (horizon < 10*time.Millisecond || horizon > time.Minute) {
-			return fmt.Errorf("speculative: BurstHorizon = %v, allowed 0 (off) or 10ms..1min", horizon)
+	return func(c *config) {
+		switch {
+		case horizon != 0 && (horizon < 10*time.Millisecond || horizon > time.Minute):
+			c.fail("WithBurstCap: BurstHorizon = %v, allowed 0 (off) or 10ms..1min", horizon)
+		case !(factor >= 1 && factor <= 100):
+			c.fail("WithBurstCap: BurstFactor = %v, allowed 1..100", factor)
+		case floor < 0 || floor > 1_000_000:
+			c.fail("WithBurstCap: BurstFloor = %d, allowed 0..1000000", floor)
+		default:
+			c.burstHorizon, c.burstFactor, c.burstFloor = horizon, factor, floor
 		}
-		if !(factor >= 1 && factor <= 100) {
-			return fmt.Errorf("speculative: BurstFactor = %v, allowed 1..100", factor)
-		}
-		if floor < 0 || floor > 1_000_000 {
-			return fmt.Errorf("speculative: BurstFloor = %d, allowed 0..1000000", floor)
-		}
-		c.burstHorizon, c.burstFactor, c.burstFloor = horizon, factor, floor
-		return nil
 	}
 }
 

@@ -1,11 +1,14 @@
 package hedge
 
 import (
-	"fmt"
+	"errors"
 	"math"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tailroute/tailroute/stats"
+	"github.com/tailroute/tailroute/tracker"
 )
 
 // LatencySource supplies the recent latency distribution the hedge delay
@@ -27,119 +30,6 @@ const (
 	DefaultErrorHoldoff    = time.Second
 )
 
-type config struct {
-	source       LatencySource
-	quantile     float64
-	minDelay     time.Duration
-	maxDelay     time.Duration
-	refresh      time.Duration
-	fraction     float64
-	window       time.Duration
-	errorHoldoff time.Duration
-	burstHorizon time.Duration
-	burstFactor  float64
-	burstFloor   int
-	now          func() time.Time
-}
-
-// Option configures a Hedger.
-type Option func(*config) error
-
-// WithSource sets the latency source the hedge delay follows, e.g. the
-// tracker of our policy package (p.Tracker()). Default: a Recorder the
-// Hedger owns, which Wire installs as the cluster's QueryObserver.
-func WithSource(s LatencySource) Option {
-	return func(c *config) error {
-		if IsNil(s) {
-			return fmt.Errorf("speculative: Source = %T(nil), want a non-nil LatencySource", s)
-		}
-		c.source = s
-		return nil
-	}
-}
-
-// WithQuantile sets which latency quantile the hedge delay follows; default
-// 0.95 (p95). Allowed (0, 1).
-func WithQuantile(q float64) Option {
-	return func(c *config) error {
-		if !(q > 0 && q < 1) {
-			return fmt.Errorf("speculative: Quantile = %v, allowed (0, 1) exclusive", q)
-		}
-		c.quantile = q
-		return nil
-	}
-}
-
-// WithDelayBounds clamps the hedge delay to [min, max]; default [1ms,
-// 500ms]. While the source has no estimate the delay is max. Allowed
-// 1µs <= min <= max <= 1h.
-func WithDelayBounds(min, max time.Duration) Option {
-	return func(c *config) error {
-		if min < time.Microsecond || min > time.Hour {
-			return fmt.Errorf("speculative: MinDelay = %v, allowed 1µs..1h", min)
-		}
-		if max < min || max > time.Hour {
-			return fmt.Errorf("speculative: MaxDelay = %v, allowed MinDelay (%v)..1h", max, min)
-		}
-		c.minDelay, c.maxDelay = min, max
-		return nil
-	}
-}
-
-// WithRefreshInterval sets how often the hedge delay is recomputed from the
-// source; default 100ms. Allowed 1ms..1h.
-func WithRefreshInterval(d time.Duration) Option {
-	return func(c *config) error {
-		if d < time.Millisecond || d > time.Hour {
-			return fmt.Errorf("speculative: RefreshInterval = %v, allowed 1ms..1h", d)
-		}
-		c.refresh = d
-		return nil
-	}
-}
-
-// WithBudget caps hedges to fraction of the requests seen over a sliding
-// window; default 5% over 10s. Allowed fraction [0, 1] (0 = never hedge),
-// window 20ms..24h.
-func WithBudget(fraction float64, window time.Duration) Option {
-	return func(c *config) error {
-		if !(fraction >= 0 && fraction <= 1) {
-			return fmt.Errorf("speculative: BudgetFraction = %v, allowed [0, 1]", fraction)
-		}
-		if window < 20*time.Millisecond || window > 24*time.Hour {
-			return fmt.Errorf("speculative: BudgetWindow = %v, allowed 20ms..24h", window)
-		}
-		c.fraction, c.window = fraction, window
-		return nil
-	}
-}
-
-// WithErrorHoldoff makes hedges skip hosts that returned an error (timeout,
-// overload, connection error...) within d, so a hedge is not sent to a host
-// likely to answer with a fast error that would win the race; default 1s,
-// 0 turns it off. Allowed 0..1h. If every remaining host failed recently,
-// the hedge goes to the first of them rather than nowhere.
-func WithErrorHoldoff(d time.Duration) Option {
-	return func(c *config) error {
-		if d < 0 || d > time.Hour {
-			return fmt.Errorf("speculative: ErrorHoldoff = %v, allowed 0..1h", d)
-		}
-		c.errorHoldoff = d
-		return nil
-	}
-}
-
-// WithClock injects the clock (tests); default time.Now.
-func WithClock(now func() time.Time) Option {
-	return func(c *config) error {
-		if now == nil {
-			return fmt.Errorf("speculative: Clock = nil, want a func() time.Time")
-		}
-		c.now = now
-		return nil
-	}
-}
-
 // Hedger is an adaptive, budgeted hedged-request controller for gocql
 // (Tail at Scale: "defer sending a secondary request until the first
 // request has been outstanding for more than the 95th-percentile expected
@@ -150,8 +40,8 @@ func WithClock(now func() time.Time) Option {
 // only if they should share one budget.
 type Hedger struct {
 	cfg  config
-	rec  *Recorder // the built-in source, when no WithSource was given
-	base time.Time
+	rec  *Recorder     // the built-in source, when no WithSource was given
+	base time.Duration // clock time the Hedger was created
 
 	delay       atomic.Int64 // current hedge delay, ns
 	nextRefresh atomic.Int64 // ns since base when the delay is due for a refresh
@@ -177,7 +67,8 @@ type Hedger struct {
 	hedgesInFlight                      atomic.Int64
 }
 
-// New returns a Hedger; a bad option yields an error naming the field, its
+// New returns a Hedger. Options are validated once, here: every bad option
+// is reported, joined in one error, each naming the option, the field, its
 // value and the allowed range.
 func New(opts ...Option) (*Hedger, error) {
 	c := config{
@@ -191,19 +82,21 @@ func New(opts ...Option) (*Hedger, error) {
 		burstHorizon: DefaultBurstHorizon,
 		burstFactor:  DefaultBurstFactor,
 		burstFloor:   DefaultBurstFloor,
-		now:          time.Now,
+		clock:        tracker.SystemClock{},
 	}
-	for _, o := range opts {
+	for i, o := range opts {
 		if o == nil {
-			return nil, fmt.Errorf("speculative: nil Option")
+			c.errs = append(c.errs, errorf("option %d = nil, want an Option", i))
+			continue
 		}
-		if err := o(&c); err != nil {
-			return nil, err
-		}
+		o(&c)
 	}
-	h := &Hedger{cfg: c, base: c.now()}
+	if len(c.errs) > 0 {
+		return nil, errors.Join(c.errs...)
+	}
+	h := &Hedger{cfg: c, base: c.clock.Now()}
 	if c.source == nil {
-		rec, err := NewRecorder(RecorderConfig{Clock: c.now})
+		rec, err := NewRecorder(RecorderConfig{Clock: c.clock})
 		if err != nil {
 			return nil, err
 		}
@@ -239,7 +132,7 @@ const (
 // follows a source given with WithSource.
 func (h *Hedger) Recorder() *Recorder { return h.rec }
 
-func (h *Hedger) nowNs() int64 { return int64(h.cfg.now().Sub(h.base)) }
+func (h *Hedger) nowNs() int64 { return int64(h.cfg.clock.Now() - h.base) }
 
 // Delay returns the current hedge delay: the configured quantile of the
 // source's latencies clamped to [min, max], or max while the source has
@@ -328,28 +221,8 @@ func (h *Hedger) recentlyFailed(host any, nowNs int64) bool {
 	return ok && nowNs-v.(*atomic.Int64).Load() < int64(h.cfg.errorHoldoff)
 }
 
-// Stats is a snapshot of the Hedger's counters since it was created.
-type Stats struct {
-	Executions   uint64        // query executions seen by the wrapped policy (Pick calls)
-	Eligible     uint64        // of those, idempotent and not opted out with Disable
-	Armed        uint64        // of those, allowed to hedge (a budget token was reserved)
-	Hedges       uint64        // hedges that actually fired (extra attempts sent)
-	Won          uint64        // fired hedges whose attempt was the execution's first success
-	Lost         uint64        // fired hedges beaten by a success of an earlier attempt
-	InFlight     int64         // hedges fired whose attempt has not ended yet
-	BudgetDenied uint64        // eligible executions not armed because the budget was spent
-	BurstDenied  uint64        // eligible executions not armed by the burst cap (WithBurstCap)
-	BurstLifted  uint64        // eligible executions over the burst cap, armed because a host was stalled
-	TooFewHosts  uint64        // eligible executions not armed: fewer than 2 hosts up
-	NoTarget     uint64        // hedges that fired but found no host left (see doc.go)
-	Unreserved   uint64        // hedges that fired after their reservation was released (see doc.go)
-	Delay        time.Duration // current hedge delay
-	Quantile     float64       // quantile the delay follows now (>= the configured one under budget pressure)
-	// Budget window: requests and hedges counted in the sliding window,
-	// and reservations currently held.
-	WindowRequests, WindowHedges uint64
-	Reserved                     int64
-}
+// Stats is a snapshot of the Hedger's counters (see package stats).
+type Stats = stats.Hedging
 
 // Stats returns a snapshot of the counters.
 func (h *Hedger) Stats() Stats {

@@ -1,34 +1,18 @@
 package hedge
 
 import (
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tailroute/tailroute/tracker"
 )
 
-// fakeClock is an injectable clock.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{t: time.Unix(1_700_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+// newFakeClock returns the injectable clock of the tests.
+func newFakeClock() *tracker.ManualClock { return tracker.NewManualClock(time.Hour) }
 
 // fakeSource is a LatencySource returning a settable value.
 type fakeSource struct {
@@ -54,7 +38,7 @@ func TestDelayFollowsQuantileClamped(t *testing.T) {
 	clk := newFakeClock()
 	src := &fakeSource{}
 	src.set(20*time.Millisecond, true)
-	h, err := New(WithSource(src), WithClock(clk.Now), WithQuantile(0.9),
+	h, err := New(WithSource(src), WithClock(clk), WithQuantile(0.9),
 		WithDelayBounds(5*time.Millisecond, 100*time.Millisecond))
 	require.NoError(t, err)
 	assert.Equal(t, 20*time.Millisecond, h.Delay())
@@ -77,7 +61,7 @@ func TestDelayRefreshesOncePerInterval(t *testing.T) {
 	clk := newFakeClock()
 	src := &fakeSource{}
 	src.set(10*time.Millisecond, true)
-	h, err := New(WithSource(src), WithClock(clk.Now), WithRefreshInterval(time.Second))
+	h, err := New(WithSource(src), WithClock(clk), WithRefreshInterval(time.Second))
 	require.NoError(t, err)
 	require.Equal(t, 10*time.Millisecond, h.Delay())
 	calls := src.calls.Load()
@@ -114,7 +98,7 @@ func TestBudgetPressureRaisesQuantileAndRelaxes(t *testing.T) {
 	clk := newFakeClock()
 	// a source whose q-quantile is q x 100ms, so the delay shows the quantile
 	src := &fakeSource{fn: func(q float64) time.Duration { return time.Duration(q * float64(100*time.Millisecond)) }}
-	h, err := New(WithSource(src), WithClock(clk.Now), WithDelayBounds(time.Millisecond, time.Second))
+	h, err := New(WithSource(src), WithClock(clk), WithDelayBounds(time.Millisecond, time.Second))
 	require.NoError(t, err)
 	assert.Equal(t, 0.95, h.Quantile())
 	assert.Equal(t, 95*time.Millisecond, h.Delay())

@@ -2,23 +2,49 @@ package hedge
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tailroute/tailroute/tracker"
 )
 
-func TestBucketsCoverValuesWithinSixPercent(t *testing.T) {
-	prev := -1
-	for v := int64(0); v < 1<<42; v = v + 1 + v/7 {
-		i := bucketOf(v)
-		require.GreaterOrEqual(t, i, prev, "buckets are monotonic (v=%d)", v)
-		prev = i
-		up := bucketUpper(i)
-		if v < 1<<41 {
-			require.GreaterOrEqual(t, up, v, "v=%d", v)
-			require.LessOrEqual(t, float64(up-v), float64(v)/16+1, "v=%d bucket upper %d", v, up)
-		}
+// TestRecorderFollowsTheHedgersClock: the built-in Recorder reads the clock
+// given with WithClock, so its window slides with the Hedger's time.
+func TestRecorderFollowsTheHedgersClock(t *testing.T) {
+	clk := tracker.NewManualClock(time.Hour)
+	h, err := New(WithClock(clk))
+	require.NoError(t, err)
+	r := h.Recorder()
+	require.NotNil(t, r)
+	for i := 1; i <= 100; i++ {
+		r.Record(time.Duration(i) * time.Millisecond)
 	}
-	assert.Equal(t, histBuckets-1, bucketOf(1<<50))
-	assert.Equal(t, 0, bucketOf(-5))
+	d, ok := r.LatencyQuantile(0.95)
+	require.True(t, ok)
+	assert.GreaterOrEqual(t, d, 95*time.Millisecond)
+	assert.LessOrEqual(t, float64(d), 95e6*(1+1.0/16))
+	clk.Advance(DefaultBudgetWindow + 3*time.Second) // past 5/4 of the 10s window
+	_, ok = r.LatencyQuantile(0.95)
+	assert.False(t, ok, "every sample aged out")
+}
+
+func TestRecorderConfigErrors(t *testing.T) {
+	for _, c := range []struct {
+		cfg  RecorderConfig
+		want string
+	}{
+		{RecorderConfig{Window: time.Millisecond}, "speculative: RecorderConfig.Window = 1ms, allowed 4ms..24h"},
+		{RecorderConfig{Window: 25 * time.Hour}, "RecorderConfig.Window = 25h0m0s, allowed 4ms..24h"},
+		{RecorderConfig{MinSamples: -1}, "RecorderConfig.MinSamples = -1, allowed 1..1073741824"},
+	} {
+		_, err := NewRecorder(c.cfg)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), c.want)
+	}
+	var nilClock *tracker.ManualClock
+	r, err := NewRecorder(RecorderConfig{Clock: nilClock})
+	require.NoError(t, err, "a nil Clock is the default")
+	r.Record(time.Millisecond)
 }

@@ -314,9 +314,18 @@ func WithTracker(tc tracker.Config) Option {
 	}
 }
 
-// WithClock sets the clock (default the system clock); tests use
-// tracker.ManualClock.
-func WithClock(clk tracker.Clock) Option { return func(c *Config) { c.tracker.Clock = clk } }
+// WithClock sets the clock of the policy's tracker, the same tracker.Clock
+// the speculative package's WithClock takes; default tracker.SystemClock.
+// Tests use tracker.ManualClock.
+func WithClock(clk tracker.Clock) Option {
+	return func(c *Config) {
+		if clk == nil {
+			c.fail("policy: WithClock: Clock = nil, want a non-nil tracker.Clock")
+			return
+		}
+		c.tracker.Clock = clk
+	}
+}
 
 // WithFeedbackKeys sets the custom-payload keys read by RecordFeedback;
 // defaults DefaultFeedbackQueueKey and DefaultFeedbackServiceTimeKey.
@@ -335,9 +344,6 @@ func WithFeedbackKeys(queue, serviceTime string) Option {
 func WithKeyspaceFunc(f KeyspaceFunc) Option {
 	return func(c *Config) { c.keyspaceFunc = f }
 }
-
-// FeedbackKeys returns the custom-payload keys of WithFeedbackKeys.
-func (c *Config) FeedbackKeys() (queue, serviceTime string) { return c.feedbackQ, c.feedbackST }
 
 // DriverSpeculation reports WithDriverSpeculation.
 func (c *Config) DriverSpeculation() bool { return c.driverSpec }

@@ -238,7 +238,7 @@ func (st *queryState[H, S]) nextHost() *Selection[H, S] {
 		now = p.clock.Now()
 	}
 	s.start = now
-	s.att = e.h.BeginAt(now)
+	s.att = e.h.Begin(now)
 	if p.rateLimited() {
 		e.h.ConsumeToken(now)
 	}

@@ -116,10 +116,12 @@ func (e *hostEntry[H]) isUp() bool { return e.up.Load() && e.info.IsUp() }
 // range.
 func New[H HostInfo, S any](hooks Hooks, opts ...Option) (*Router[H, S], error) {
 	cfg := defaultConfig()
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
+	for i, o := range opts {
+		if o == nil {
+			cfg.fail("policy: option %d = nil, want an Option", i)
+			continue
 		}
+		o(&cfg)
 	}
 	if len(cfg.errs) > 0 {
 		return nil, errors.Join(cfg.errs...)

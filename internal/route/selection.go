@@ -46,7 +46,7 @@ func (s *Selection[H, S]) Mark(err error) {
 			from = s.lastMark
 		}
 		s.lastMark = now
-		s.e.h.ObserveAt(now, now-from, p.hooks.Classify(err))
+		s.e.h.Observe(now, now-from, p.hooks.Classify(err))
 	}
 	switch {
 	case st.seq.Load():

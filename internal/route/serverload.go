@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tailroute/tailroute/stats"
 	"github.com/tailroute/tailroute/tracker"
 )
 
@@ -305,13 +306,9 @@ func (sl *serverLoadPoller[H, S]) pollOnce(e *hostEntry[H], est *LoadEstimator) 
 // node-local virtual table of Cassandra 4.0+).
 const ThreadPoolsQuery = "SELECT name, active_tasks, active_tasks_limit, pending_tasks, completed_tasks FROM system_views.thread_pools"
 
-// ServerLoadCounters are the poller's cumulative counters.
-type ServerLoadCounters struct {
-	Polls    uint64   // poll queries sent
-	Failures uint64   // polls that failed or timed out
-	Samples  uint64   // samples recorded
-	Skipped  []string // hosts not polled (no system_views.thread_pools, not allowed)
-}
+// ServerLoadCounters are the poller's cumulative counters (see package
+// stats).
+type ServerLoadCounters = stats.ServerLoadCounters
 
 // ServerLoadCounters returns the poller's counters (zero without polling).
 func (r *Router[H, S]) ServerLoadCounters() ServerLoadCounters {

@@ -1,32 +1,15 @@
 package route
 
 import (
+	"encoding/binary"
 	"sort"
 	"time"
 
-	"github.com/tailroute/tailroute/tracker"
+	"github.com/tailroute/tailroute/stats"
 )
 
-// HostStats is a snapshot of one host as the policy sees it.
-type HostStats struct {
-	tracker.HostSnapshot
-	Address string
-	DC      string
-	Rack    string
-	Up      bool
-	Local   bool
-	// Score is the host's C3 score (Psi_s, in nanoseconds) at the time of
-	// the snapshot, whatever the strategy.
-	Score float64
-	// Busy is the DataStax busy-node condition at the time of the snapshot.
-	Busy bool
-	// WithinRate reports whether the host is within its sending rate now.
-	WithinRate bool
-	// Stalled reports that the host owes responses and has given none for
-	// longer than the stall threshold (see WithStall): the rate limiter does
-	// not promote it.
-	Stalled bool
-}
+// HostStats is a snapshot of one host (see package stats).
+type HostStats = stats.HostStats
 
 // Stats returns a snapshot of every host, sorted by address.
 func (r *Router[H, S]) Stats() []HostStats {
@@ -52,15 +35,8 @@ func (r *Router[H, S]) Stats() []HostStats {
 	return out
 }
 
-// Counters are cumulative policy events.
-type Counters struct {
-	BackpressureWaits uint64 // requests that waited because every eligible replica was over its rate
-	SentOverRate      uint64 // requests sent to the best replica although over its rate (after the bounded wait)
-	Probes            uint64 // requests sent first to a stale replica (recovery probing)
-	Demoted           uint64 // replicas ranked last for being materially less healthy than the best (WithHealthTolerance), summed over picks
-	Abandoned         uint64 // hand-outs gocql skipped without Mark (ended without measurement)
-	Unrouted          uint64 // picks without token information (ranked over a sample of local hosts)
-}
+// Counters are cumulative policy events (see package stats).
+type Counters = stats.Counters
 
 // Counters returns the cumulative counters.
 func (r *Router[H, S]) Counters() Counters {
@@ -83,4 +59,20 @@ func (r *Router[H, S]) Feedback(host H, queue float64, serviceTime time.Duration
 	}
 	e.h.Feedback(queue, serviceTime)
 	return true
+}
+
+// FeedbackPayload records the server feedback of a response's custom
+// payload: queue length (q_s) and service time in microseconds (1/mu_s),
+// each an 8-byte big-endian uint64 under the keys of WithFeedbackKeys. It
+// reports whether both were found (and the host is known).
+func (r *Router[H, S]) FeedbackPayload(host H, payload map[string][]byte) bool {
+	if payload == nil {
+		return false
+	}
+	qb, okq := payload[r.cfg.feedbackQ]
+	sb, oks := payload[r.cfg.feedbackST]
+	if !okq || !oks || len(qb) != 8 || len(sb) != 8 {
+		return false
+	}
+	return r.Feedback(host, float64(binary.BigEndian.Uint64(qb)), time.Duration(binary.BigEndian.Uint64(sb))*time.Microsecond)
 }

@@ -129,7 +129,7 @@ func (r *Router[H, S]) Observe(host H, latency time.Duration, o tracker.Outcome)
 		return
 	}
 	if e := r.entry(hostID(host)); e != nil {
-		e.h.Observe(latency, o)
+		e.h.Observe(r.clock.Now(), latency, o)
 	}
 }
 

@@ -1,6 +1,7 @@
 package promstats
 
 import (
+	"context"
 	"net"
 	"strconv"
 	"strings"
@@ -24,19 +25,26 @@ func TestCollector(t *testing.T) {
 	h.SetConnectAddress(net.ParseIP("127.0.3.1"))
 	h.SetHostID("a")
 	p.AddHost(h)
-	for i := 0; i < 30; i++ {
-		p.Tracker().Host("a").Observe(2*time.Millisecond, tracker.Success)
+	require.NoError(t, policy.Wire(gocql.NewCluster(), p)) // attempts are measured by the observer alone
+	obs := p.Observer()
+	attempt := func(d time.Duration, err error) {
+		start := time.Unix(0, 0).Add(clk.Now())
+		obs.ObserveQuery(context.Background(), gocql.ObservedQuery{Host: h, Start: start, End: start.Add(d), Err: err})
 	}
-	p.Tracker().Host("a").Observe(10*time.Millisecond, tracker.Lost)
-	p.Tracker().Host("a").Observe(6*time.Millisecond, tracker.Failure)
-	p.HostDown(h) // counters survive the reset of a host that goes down
+	for i := 0; i < 30; i++ {
+		attempt(2*time.Millisecond, nil)
+	}
+	attempt(10*time.Millisecond, gocql.ErrTimeoutNoResponse)    // Lost
+	attempt(6*time.Millisecond, &gocql.RequestErrUnavailable{}) // Failure
+	p.HostDown(h)                                               // counters survive the reset of a host that goes down
 	p.HostUp(h)
 	for i := 0; i < 30; i++ {
-		p.Tracker().Host("a").Observe(2*time.Millisecond, tracker.Success)
+		attempt(2*time.Millisecond, nil)
 	}
-	a := p.Tracker().Host("a").Begin()
-	defer p.Tracker().Host("a").End(a)
-	p.Tracker().Host("a").Observe(time.Millisecond, tracker.Cancelled) // a losing hedge the host still serves
+	inFlight := p.Pick(nil)()
+	require.NotNil(t, inFlight)
+	defer inFlight.Mark(context.Canceled)
+	attempt(time.Millisecond, context.Canceled) // a losing hedge the host still serves
 
 	c := New(p, prometheus.Labels{"strategy": "c3"})
 	reg := prometheus.NewPedanticRegistry()

@@ -2,7 +2,8 @@
 simulator for sim/pydriver_test.go: one JSON command per stdin line, one
 JSON answer per stdout line.
 
-  {"cmd":"connect","hosts":[...],"port":N,"keyspace":"ks"}
+  {"cmd":"connect","hosts":[...],"port":N,"keyspace":"ks"} -> hosts, control, protocol
+                                                      (the driver negotiates the version)
   {"cmd":"scan","query":"SELECT ...","fetch_size":N}  -> rows (lists), pages
   {"cmd":"get","key":"k"}                               -> value of field0 (prepared)
   {"cmd":"wait","ip":"127.0.0.3","up":false,"timeout":5}-> ok, elapsed seconds
@@ -36,14 +37,15 @@ def handle(req):
     global cluster, session
     cmd = req["cmd"]
     if cmd == "connect":
-        cluster = Cluster(req["hosts"], port=req["port"], protocol_version=4,
+        cluster = Cluster(req["hosts"], port=req["port"],
                           load_balancing_policy=RoundRobinPolicy(),
                           reconnection_policy=ConstantReconnectionPolicy(0.5),
                           status_event_refresh_window=0.2, connect_timeout=10,
                           control_connection_timeout=10)
         session = cluster.connect(req.get("keyspace"))
         return {"hosts": sorted(h.address for h in cluster.metadata.all_hosts()),
-                "control": cluster.control_connection._connection.endpoint.address}
+                "control": cluster.control_connection._connection.endpoint.address,
+                "protocol": cluster.protocol_version}
     if cmd == "scan":
         rs = session.execute(SimpleStatement(req["query"], fetch_size=req["fetch_size"]))
         rows, pages = [], 0

@@ -1,0 +1,162 @@
+// Package simtest holds the driver-free helpers that the adapters'
+// end-to-end tests (policy, apache/policy, speculative, apache/speculative)
+// share: a simulated cluster per test, closed- and open-loop load with the
+// driver's query passed in as a function, and the ratios the tests assert
+// on. Only tests import it.
+package simtest
+
+import (
+	"context"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tailroute/tailroute/sim"
+)
+
+// Start starts a simulated cluster of cfg and closes it when the test ends.
+func Start(t testing.TB, cfg sim.Config) *sim.Cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	c, err := sim.Start(ctx, cfg)
+	if err != nil {
+		t.Fatalf("sim.Start: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Errorf("sim.Cluster.Close: %v", err)
+		}
+	})
+	return c
+}
+
+// Served returns the requests each node has served, by node IP.
+func Served(c *sim.Cluster) map[string]uint64 {
+	out := map[string]uint64{}
+	for _, nd := range c.Nodes() {
+		out[nd.IP()] = nd.Stats().Served
+	}
+	return out
+}
+
+// ClosedLoop runs n requests (rounded down to a multiple of workers) on
+// workers goroutines; worker w calls do with its own generator, seeded
+// (w, 9). It returns the requests each node served meanwhile, by node IP,
+// and the errors do returned.
+func ClosedLoop(c *sim.Cluster, n, workers int, do func(rng *rand.Rand) error) (map[string]uint64, []error) {
+	before := Served(c)
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	per := n / workers
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 9))
+			for i := 0; i < per; i++ {
+				if err := do(rng); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	out := Served(c)
+	for ip, v := range out {
+		out[ip] = v - before[ip]
+	}
+	return out, errs
+}
+
+// Share returns ip's share of the requests in served.
+func Share(served map[string]uint64, ip string) float64 {
+	var tot uint64
+	for _, v := range served {
+		tot += v
+	}
+	return float64(served[ip]) / float64(tot)
+}
+
+// Set returns the distinct strings of xs, sorted.
+func Set(xs []string) []string {
+	m := map[string]bool{}
+	for _, x := range xs {
+		m[x] = true
+	}
+	out := make([]string, 0, len(m))
+	for x := range m {
+		out = append(out, x)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// LoadResult is what an open loop measured.
+type LoadResult struct {
+	Lat  []time.Duration // successful requests, sorted, from the intended start
+	Errs int
+}
+
+// Over counts the requests slower than d.
+func (r LoadResult) Over(d time.Duration) int {
+	return len(r.Lat) - sort.Search(len(r.Lat), func(i int) bool { return r.Lat[i] > d })
+}
+
+// Q returns the p-quantile of the latencies (nearest rank); 0 without any.
+func (r LoadResult) Q(p float64) time.Duration {
+	if len(r.Lat) == 0 {
+		return 0
+	}
+	i := int(float64(len(r.Lat))*p+0.999999) - 1
+	if i < 0 {
+		i = 0
+	}
+	if i >= len(r.Lat) {
+		i = len(r.Lat) - 1
+	}
+	return r.Lat[i]
+}
+
+// OpenLoop calls do(i) for i = 0, 1, ... at a fixed rate for dur, each in
+// its own goroutine, so a stalled request does not hold back the ones
+// after it; a latency counts from the request's intended start.
+func OpenLoop(rate int, dur time.Duration, do func(i int) error) LoadResult {
+	interval := time.Second / time.Duration(rate)
+	var (
+		mu  sync.Mutex
+		res LoadResult
+		wg  sync.WaitGroup
+	)
+	start := time.Now()
+	for i := 0; ; i++ {
+		intended := start.Add(time.Duration(i) * interval)
+		if intended.Sub(start) >= dur {
+			break
+		}
+		time.Sleep(time.Until(intended))
+		wg.Add(1)
+		go func(i int, intended time.Time) {
+			defer wg.Done()
+			err := do(i)
+			d := time.Since(intended)
+			mu.Lock()
+			if err != nil {
+				res.Errs++
+			} else {
+				res.Lat = append(res.Lat, d)
+			}
+			mu.Unlock()
+		}(i, intended)
+	}
+	wg.Wait()
+	sort.Slice(res.Lat, func(i, j int) bool { return res.Lat[i] < res.Lat[j] })
+	return res
+}

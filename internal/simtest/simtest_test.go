@@ -1,0 +1,41 @@
+package simtest
+
+import (
+	"errors"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/tailroute/tailroute/sim"
+)
+
+func TestLoadResult(t *testing.T) {
+	r := LoadResult{Lat: []time.Duration{1, 2, 3, 4, 10}}
+	assert.Equal(t, 2, r.Over(3))
+	assert.Equal(t, time.Duration(1), r.Q(0))
+	assert.Equal(t, time.Duration(3), r.Q(0.5))
+	assert.Equal(t, time.Duration(10), r.Q(1))
+	assert.Zero(t, LoadResult{}.Q(0.5))
+}
+
+func TestShareAndSet(t *testing.T) {
+	assert.InDelta(t, 0.25, Share(map[string]uint64{"a": 1, "b": 3}, "a"), 1e-12)
+	assert.Equal(t, []string{"a", "b"}, Set([]string{"b", "a", "b"}))
+}
+
+func TestLoops(t *testing.T) {
+	c := Start(t, sim.Config{Nodes: 1, Seed: 1, Model: sim.ServiceModel{ZeroService: true}})
+	served, errs := ClosedLoop(c, 10, 2, func(*rand.Rand) error { return errors.New("x") })
+	assert.Len(t, errs, 10)
+	assert.Equal(t, map[string]uint64{c.Hosts()[0]: 0}, served, "nothing was sent to the cluster")
+
+	r := OpenLoop(1000, 20*time.Millisecond, func(i int) error {
+		if i%2 == 1 {
+			return errors.New("odd")
+		}
+		return nil
+	})
+	assert.Equal(t, 20, len(r.Lat)+r.Errs, "one request per millisecond for 20ms")
+	assert.Equal(t, r.Errs, len(r.Lat))
+}
