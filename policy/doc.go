@@ -24,7 +24,8 @@
 // ranked instead of the replicas.
 //
 // Strategies: C3 (default): health first, then sort by Psi_s = R_s - 1/mu_s +
-// qhat^3/mu_s with qhat = 1 + os_s*w + q_s; busy hosts last while a majority
+// qeff^3/mu_s with qhat = 1 + os_s*w + q_s and qeff = 1 + (qhat-1)/W_s (see
+// "C3 with W_s workers" below); busy hosts last while a majority
 // is healthy; with probability ProbeProbability a replica without a response
 // for ProbeAfter goes first, and one ranked last for its health goes first
 // once per ProbeAfter (recovery probing, WithProbe); then Algorithm 1: the first replica within its CUBIC sending
@@ -95,16 +96,32 @@
 //	                            until the host answers a later request, and
 //	                            their elapsed time raises R_s when above it
 //	RecordFeedback(iter)        EWMA of server-reported q_s and 1/mu_s
-//	WithServerLoad (opt-in)     q_s and 1/mu_s polled from each host's
+//	WithServerLoad (opt-in)     q_s, 1/mu_s and W_s polled from each host's
 //	                            system_views.thread_pools (Cassandra 4.0+),
-//	                            faded with the sample's age; see
+//	                            q_s and 1/mu_s faded with the sample's age; see
 //	                            serverload.go for the derivation and cost
 //	HostDown / HostUp           skip / clean slate (stats reset, os_s reset)
 //
 // Without server feedback or polled server load C3 uses client-side estimates: 1/mu_s falls back to
 // R_s (the whole response time is taken as service time) and q_s to 0, so
-// Psi_s = qhat^3 * R_s with qhat = 1 + os_s*w. A host without samples is
+// Psi_s = qeff^3 * R_s with qhat = 1 + os_s*w. A host without samples is
 // scored with the cluster-wide R EWMA.
+//
+// C3 with W_s workers. The paper models each server as one queue: a request
+// waits one service time for each of the qhat - 1 requests ahead of it.
+// A Cassandra read stage serves W_s requests at once (concurrent_reads;
+// active_tasks_limit in system_views.thread_pools), so the queue ahead
+// drains W_s times as fast and the score uses qeff = 1 + (qhat-1)/W_s
+// (W_s = 1: the paper's score). The estimate stays pessimistic (all workers
+// assumed busy), so every request in flight still costs something and a
+// client still spreads its requests; what changes is that a fast node with
+// a few requests in flight no longer loses to an idle node several times
+// slower (with W_s = 1 and w = 1, one request in flight on a 5 ms node
+// scores 8 x 5 = 40 ms, behind an idle 20 ms node). W_s comes from each
+// host's polled active_tasks_limit (WithServerLoad), else from
+// WithServerWorkers, default 1: without a signal the client cannot tell a
+// node's real parallelism, and an assumed W_s above it removes the queue
+// penalty that makes C3 leave a node whose requests pile up.
 //
 // Defaults: strategy C3, w (ConcurrencyWeight) 1, busy at 10 in flight and
 // 200ms without response, stalled after max(10ms, 4*R_s) of silence, CUBIC delta 20ms, beta 0.2, saddle 100ms,

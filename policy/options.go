@@ -69,6 +69,21 @@ func WithRemoteDCs(allow bool) Option { return route.WithRemoteDCs(allow) }
 // the number of application instances sharing the cluster). Allowed 0..1e6.
 func WithConcurrencyWeight(w float64) Option { return route.WithConcurrencyWeight(w) }
 
+// DefaultServerWorkers is W_s assumed for a host whose own count is
+// unknown: 1, the paper's single-queue server (see WithServerWorkers).
+const DefaultServerWorkers = route.DefaultServerWorkers
+
+// WithServerWorkers sets W_s, the reads a node serves at once, for hosts
+// whose own count is unknown; default DefaultServerWorkers (1). C3's score
+// drains the queue estimate qhat with W_s workers: qeff = 1 + (qhat-1)/W_s
+// service times instead of qhat (see the package doc, "C3 with W_s
+// workers"). With WithServerLoad each host's polled active_tasks_limit of
+// its read stage takes precedence. A W_s larger than what a node really
+// serves in parallel weakens the queue penalty that makes C3 leave a node
+// as its requests pile up, so set it only when known (same on every node).
+// Allowed 1..65536.
+func WithServerWorkers(n int) Option { return route.WithServerWorkers(n) }
+
 // WithBusy sets the busy-node rule (DataStax): a host with at least
 // minInFlight requests in flight and no response for noResponse is put last
 // while a strict majority of the replicas is healthy; it stays in the plan

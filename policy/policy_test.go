@@ -31,6 +31,8 @@ func TestOptionsValidated(t *testing.T) {
 		{WithProbe(1.5, time.Second), "ProbeProbability = 1.5, allowed 0..1"},
 		{WithProbe(0.1, 0), "ProbeAfter = 0s, allowed 1ms..1h"},
 		{WithMaxCandidates(17), "MaxCandidates = 17, allowed 1..16"},
+		{WithServerWorkers(0), "WithServerWorkers: ServerWorkers = 0, allowed 1..65536"},
+		{WithServerWorkers(1 << 20), "ServerWorkers = 1048576, allowed 1..65536"},
 		{WithFeedbackKeys("", "x"), "WithFeedbackKeys"},
 		{WithRate(tracker.RateConfig{Beta: 2}), "RateConfig.Beta = 2, allowed (0,1)"},
 		{WithTracker(tracker.Config{EWMAAlpha: 3}), "EWMAAlpha = 3, allowed (0,1]"},
@@ -185,6 +187,53 @@ func TestC3PrefersFastHostAndCountsInFlight(t *testing.T) {
 	for _, s := range tr.Snapshot() {
 		assert.EqualValues(t, 0, s.InFlight, s.ID)
 	}
+}
+
+// TestC3WorkersLetFastHostKeepRequests: with W_s workers (polled
+// active_tasks_limit, else WithServerWorkers) a fast host with requests in
+// flight still ranks before an idle host 5x slower; with the paper's
+// single queue (W_s = 1, the default) one request in flight already loses;
+// a queue far beyond W_s still repels.
+func TestC3WorkersLetFastHostKeepRequests(t *testing.T) {
+	setup := func(opts ...Option) (*Policy, *tracker.Tracker) {
+		p, _, _ := testPolicy(t, 2, append([]Option{WithRateControl(false), WithProbe(0, time.Second), WithJitter(0)}, opts...)...)
+		tr := p.r.Tracker()
+		for i := 0; i < 50; i++ {
+			tr.Host("h0").Observe(tr.Now(), 4*time.Millisecond, tracker.Success)
+			tr.Host("h1").Observe(tr.Now(), 20*time.Millisecond, tracker.Success)
+		}
+		return p, tr
+	}
+	first := func(p *Policy, inFlight int) string {
+		h0 := p.r.Tracker().Host("h0")
+		var as []tracker.Attempt
+		for i := 0; i < inFlight; i++ {
+			as = append(as, h0.Begin(p.r.Tracker().Now()))
+		}
+		defer func() {
+			for _, a := range as {
+				h0.End(a)
+			}
+		}()
+		return plan(p, &fakeQuery{})[0]
+	}
+	p, _ := setup()
+	assert.Equal(t, "h0", first(p, 0))
+	assert.Equal(t, "h1", first(p, 1), "W_s = 1: 8 x 4ms behind an idle 20ms host")
+
+	p, _ = setup(WithServerWorkers(4))
+	for n := 0; n <= 2; n++ {
+		assert.Equal(t, "h0", first(p, n), "W_s = 4, %d in flight", n)
+	}
+	assert.Equal(t, "h1", first(p, 12), "W_s = 4: 12 ahead is a queue")
+
+	// The polled W_s takes precedence over the option.
+	p, tr := setup()
+	tr.Host("h0").ServerWorkers(32)
+	for n := 0; n <= 10; n++ {
+		assert.Equal(t, "h0", first(p, n), "polled W_s = 32, %d in flight", n)
+	}
+	assert.Equal(t, "h1", first(p, 60), "polled W_s = 32: 60 ahead is a queue")
 }
 
 // TestC3CountsOrphanedAttempts: attempts the client gave up on (a hedge won

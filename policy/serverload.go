@@ -18,7 +18,7 @@ import (
 // table system_views.thread_pools. With WithServerLoad(interval) the policy
 // reads, for every up host, that host's own rows
 //
-//	SELECT name, active_tasks, pending_tasks, completed_tasks FROM system_views.thread_pools
+//	SELECT name, active_tasks, active_tasks_limit, pending_tasks, completed_tasks FROM system_views.thread_pools
 //
 // through the application's session (Init), at consistency ONE, without
 // retries, with a timeout of one interval, and routes the query to that
@@ -50,6 +50,20 @@ import (
 //	                                     workers of both samples; skipped
 //	                                     when nothing completed or no worker
 //	                                     was seen busy)
+//
+//	W_s    = active_tasks_limit of ReadStage (of MutationStage without
+//	                                     a ReadStage row): the workers that
+//	                                     serve requests at once; C3's score
+//	                                     drains qhat with them (package doc,
+//	                                     "C3 with W_s workers"). A value of
+//	                                     0 (null), negative or above 65536
+//	                                     is ignored (the last good one, else
+//	                                     WithServerWorkers, stays).
+//
+// W_s is the node's configuration, not its load: it is used for every host
+// that reported one, whether or not the client measures the host itself,
+// whatever the sample's age (a host that comes back up starts without one
+// until its next poll).
 //
 // A completed count lower than the previous sample's (the node restarted)
 // gives no rate: the sample becomes the new baseline. Each sample is stamped
@@ -120,21 +134,7 @@ func permanentPollError(err error) bool { return cqlerr.PollPermanent[gocql.Requ
 // context marks it as a poll, and Pick plans the polled host alone.
 func queryThreadPools(ctx context.Context, s *gocql.Session, host *gocql.HostInfo, id string) (ThreadPoolSample, error) {
 	iter := s.Query(route.ThreadPoolsQuery).WithContext(ctx).Consistency(gocql.One).RetryPolicy(nil).Idempotent(false).Iter()
-	var (
-		smp             ThreadPoolSample
-		name            string
-		active, pending int
-		completed       int64
-		found           int
-	)
-	for iter.Scan(&name, &active, &pending, &completed) {
-		if name == "ReadStage" || name == "MutationStage" {
-			smp.Active += float64(active)
-			smp.Pending += float64(pending)
-			smp.Completed += completed
-			found++
-		}
-	}
+	smp, found := route.ScanThreadPools(iter.Scan)
 	if err := iter.Close(); err != nil {
 		return smp, err
 	}

@@ -229,6 +229,7 @@ func TestServerLoadFollowsSlowNode(t *testing.T) {
 	// C3 now ranks the slow node last for our reads.
 	v := p.r.Tracker().Host(st.ID).View(p.r.Tracker().Clock().Now())
 	assert.Equal(t, 1.0, v.ServerLoadWeight)
+	assert.Equal(t, 2.0, v.Workers, "W_s: the node's active_tasks_limit")
 	cancel()
 	wg.Wait()
 	require.Eventually(t, func() bool { return hostStats(p, slow).ServerQueue < 2 }, 5*time.Second, 5*time.Millisecond)

@@ -328,12 +328,15 @@ type View struct {
 	// ServerLoadAge is that sample's age.
 	ServerLoadWeight float64
 	ServerLoadAge    time.Duration
+	// Workers is W_s, the requests the server serves at once, as polled
+	// (Host.ServerWorkers); 0 when unknown.
+	Workers float64
 }
 
 // View reads the host's ranking inputs at time now.
 func (h *Host) View(now time.Duration) View {
 	t := h.t
-	v := View{InFlight: h.InFlight(), Orphaned: h.Orphaned(now)}
+	v := View{InFlight: h.InFlight(), Orphaned: h.Orphaned(now), Workers: float64(h.load.workers.Load())}
 	if r, ok := h.resp.get(); ok {
 		v.ResponseTime, v.HasSamples = r, true
 	} else {
@@ -488,12 +491,13 @@ type HostSnapshot struct {
 	ServerServiceTime time.Duration
 	ServerLoadAge     time.Duration
 	HasServerLoad     bool
+	ServerWorkers     int64 // W_s as polled (Host.ServerWorkers); 0 = unknown
 }
 
 // Snapshot returns a copy of the host's state.
 func (h *Host) Snapshot() HostSnapshot {
 	now := h.t.clock.Now()
-	s := HostSnapshot{ID: h.id, InFlight: h.InFlight(), Orphaned: h.Orphaned(now)}
+	s := HostSnapshot{ID: h.id, InFlight: h.InFlight(), Orphaned: h.Orphaned(now), ServerWorkers: h.load.workers.Load()}
 	if r, ok := h.resp.get(); ok {
 		s.ResponseTime = time.Duration(r)
 	}

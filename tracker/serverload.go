@@ -15,6 +15,9 @@ type serverLoad struct {
 	at    atomic.Int64  // clock time of the latest sample; 0 = none
 	fresh atomic.Int64  // age up to which a sample counts in full
 	seen  atomic.Uint64 // the host's observed attempts (Host.samples) at the sample
+	// workers is W_s, the requests the server serves at once (polled
+	// active_tasks_limit); 0 = unknown.
+	workers atomic.Int64
 }
 
 // serverLoadAlpha smooths successive 1/mu_s estimates: each is a rate over
@@ -47,7 +50,25 @@ func (h *Host) ServerLoad(at time.Duration, queue float64, serviceTime, fresh ti
 	h.load.at.Store(int64(at))
 }
 
+// MaxServerWorkers is the largest W_s ServerWorkers accepts.
+const MaxServerWorkers = 1 << 16
+
+// ServerWorkers records W_s, the number of requests the server serves at
+// once (Cassandra: active_tasks_limit of the read stage in
+// system_views.thread_pools, concurrent_reads in cassandra.yaml). View
+// reports it as View.Workers whatever the age of the load sample: it is
+// the server's configuration, not its load. A value outside
+// 1..MaxServerWorkers (0, negative, garbage) is ignored and keeps the
+// previous one.
+func (h *Host) ServerWorkers(n int64) {
+	if n < 1 || n > MaxServerWorkers {
+		return
+	}
+	h.load.workers.Store(n)
+}
+
 func (l *serverLoad) reset() {
+	l.workers.Store(0)
 	l.at.Store(0)
 	l.svc.reset()
 	l.queue.Store(0)

@@ -126,3 +126,28 @@ func TestServerLoadIgnoresNegativeQueue(t *testing.T) {
 	assert.Zero(t, v.QueueSize)
 	assert.Equal(t, v.ResponseTime, v.ServiceTime)
 }
+
+// W_s (ServerWorkers) is configuration, not load: View reports it whatever
+// the sample's age or the client's own measurements; values outside
+// 1..MaxServerWorkers keep the previous one; Reset forgets it.
+func TestServerWorkers(t *testing.T) {
+	tr, clk := newTest(t, nil)
+	h := tr.Host("a")
+	assert.Zero(t, h.View(clk.Now()).Workers, "unknown before a poll")
+	h.ServerWorkers(4)
+	assert.Equal(t, 4.0, h.View(clk.Now()).Workers)
+	for _, bad := range []int64{0, -1, -1 << 40, MaxServerWorkers + 1, 1 << 62} {
+		h.ServerWorkers(bad)
+		assert.Equal(t, 4.0, h.View(clk.Now()).Workers, "%d ignored", bad)
+	}
+	h.ServerWorkers(MaxServerWorkers)
+	assert.Equal(t, float64(MaxServerWorkers), h.View(clk.Now()).Workers)
+	h.ServerWorkers(32)
+	h.Begin(clk.Now())
+	h.Observe(clk.Now(), 4*time.Millisecond, Success)
+	clk.Advance(time.Hour)
+	assert.Equal(t, 32.0, h.View(clk.Now()).Workers, "measured host, old sample: still known")
+	assert.EqualValues(t, 32, h.Snapshot().ServerWorkers)
+	h.Reset()
+	assert.Zero(t, h.View(clk.Now()).Workers)
+}

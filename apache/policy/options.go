@@ -61,6 +61,12 @@ func WithRemoteDCs(allow bool) Option { return route.WithRemoteDCs(allow) }
 // github.com/tailroute/tailroute/policy).
 func WithConcurrencyWeight(w float64) Option { return route.WithConcurrencyWeight(w) }
 
+// WithServerWorkers sets W_s, the reads a node serves at once, for hosts
+// whose own count is unknown. The rule, default and allowed range are those
+// of the gocql v1 adapter's WithServerWorkers (package
+// github.com/tailroute/tailroute/policy).
+func WithServerWorkers(n int) Option { return route.WithServerWorkers(n) }
+
 // WithBusy sets the busy-node rule (DataStax): a host with at least
 // minInFlight requests in flight and no response for noResponse is put last
 // while a strict majority of the replicas is healthy. The rule, defaults and

@@ -75,21 +75,7 @@ func queryThreadPools(ctx context.Context, s *gocql.Session, host *gocql.HostInf
 	}
 	iter := s.Query(route.ThreadPoolsQuery).WithContext(ctx).Consistency(gocql.One).RetryPolicy(nil).Idempotent(false).
 		SetHostID(host.HostID()).Iter()
-	var (
-		smp             ThreadPoolSample
-		name            string
-		active, pending int
-		completed       int64
-		found           int
-	)
-	for iter.Scan(&name, &active, &pending, &completed) {
-		if name == "ReadStage" || name == "MutationStage" {
-			smp.Active += float64(active)
-			smp.Pending += float64(pending)
-			smp.Completed += completed
-			found++
-		}
-	}
+	smp, found := route.ScanThreadPools(iter.Scan)
 	if err := iter.Close(); err != nil {
 		return smp, err
 	}

@@ -19,19 +19,53 @@ func TestFigure4CubeRootOf5(t *testing.T) {
 		qFast := qSlow * math.Cbrt(5)
 		// R_s = 1/mu_s so the R - 1/mu term vanishes, as in the figure;
 		// qhat = 1 + os*w + q_s with os = 0: q_s = qhat - 1.
-		psiFast := C3Score(fast, fast, qFast-1, 0, 1)
-		psiSlow := C3Score(slow, slow, qSlow-1, 0, 1)
+		psiFast := C3Score(fast, fast, qFast-1, 0, 1, 1)
+		psiSlow := C3Score(slow, slow, qSlow-1, 0, 1, 1)
 		assert.InEpsilon(t, psiSlow, psiFast, 1e-12, "qSlow=%v", qSlow)
 		// a slightly longer queue at the fast server flips the preference
-		assert.Greater(t, C3Score(fast, fast, qFast*1.01-1, 0, 1), psiSlow)
-		assert.Less(t, C3Score(fast, fast, qFast*0.99-1, 0, 1), psiSlow)
+		assert.Greater(t, C3Score(fast, fast, qFast*1.01-1, 0, 1, 1), psiSlow)
+		assert.Less(t, C3Score(fast, fast, qFast*0.99-1, 0, 1, 1), psiSlow)
 		// the paper's linear example: 20 at the slow server ~ 100 at the fast one
 		assert.InEpsilon(t, qSlow*slow, qSlow*5*fast, 1e-12)
 	}
 	// the concurrency compensation counts like queue: os*w adds to qhat
-	assert.Equal(t, C3Score(3, 2, 4, 0, 1), C3Score(3, 2, 0, 2, 2))
+	assert.Equal(t, C3Score(3, 2, 4, 0, 1, 1), C3Score(3, 2, 0, 2, 2, 1))
 	// qhat = 1 (idle, no queue): score reduces to R_s
-	assert.Equal(t, 7.0, C3Score(7, 3, 0, 0, 5))
+	assert.Equal(t, 7.0, C3Score(7, 3, 0, 0, 5, 1))
+}
+
+// TestC3ScoreWorkers: W workers drain the queue ahead of a request W times
+// as fast, so a fast host with a few requests in flight ranks before an idle
+// host 5x slower (W = 1, the paper's single queue, it does not); queueing
+// far beyond W still repels; each request in flight still costs something.
+func TestC3ScoreWorkers(t *testing.T) {
+	const fast, slow = 5.0, 25.0 // ms, R_s = 1/mu_s (no server signal)
+	idleSlow := C3Score(slow, slow, 0, 0, 1, 4)
+	assert.Equal(t, slow, idleSlow, "idle: R_s whatever W")
+	for os := int64(1); os <= 2; os++ { // qhat = 1 + os < W = 4
+		assert.Less(t, C3Score(fast, fast, 0, os, 1, 4), idleSlow, "os=%d, W=4", os)
+		assert.Greater(t, C3Score(fast, fast, 0, os, 1, 1), idleSlow, "os=%d, W=1", os)
+	}
+	for os := int64(1); os <= 10; os++ {
+		assert.Less(t, C3Score(fast, fast, 0, os, 1, 32), idleSlow, "os=%d, W=32", os)
+	}
+	// qhat = 1 + 8 = 9 with W = 4: qeff = 3, 27 service times
+	assert.InEpsilon(t, 27*fast, C3Score(fast, fast, 0, 8, 1, 4), 1e-12)
+	assert.Greater(t, C3Score(fast, fast, 0, 8, 1, 4), idleSlow)
+	assert.Greater(t, C3Score(fast, fast, 0, 2, 4, 4), idleSlow, "w = 4 clients: 8 requests ahead")
+	// polled queue counts like outstanding requests: q_s = 6, os = 2
+	assert.Equal(t, C3Score(fast, 4, 0, 8, 1, 4), C3Score(fast, 4, 6, 2, 1, 4))
+	// W <= 1 (and 0, unknown) is the paper's score
+	for _, w := range []float64{0, 0.5, 1} {
+		assert.Equal(t, C3Score(3, 2, 4, 1, 2, 1), C3Score(3, 2, 4, 1, 2, w))
+	}
+	// every request in flight costs something (monotone, strictly)
+	prev := C3Score(fast, 4, 0, 0, 4, 32)
+	for os := int64(1); os < 200; os++ {
+		s := C3Score(fast, 4, 0, os, 4, 32)
+		assert.Greater(t, s, prev, "os=%d", os)
+		prev = s
+	}
 }
 
 func TestMurmur3VectorsFromJavaDriver(t *testing.T) {

@@ -1,14 +1,33 @@
 package core
 
-// C3Score is the C3 replica score (section 3.1):
+// C3Score is the C3 replica score (section 3.1), with the queue drained by
+// the server's workers:
 //
-//	Psi_s = R_s - 1/mu_s + qhat_s^3 / mu_s,   qhat_s = 1 + os_s*w + q_s
+//	Psi_s = R_s - 1/mu_s + qeff_s^3 / mu_s
+//	qhat_s = 1 + os_s*w + q_s,   qeff_s = 1 + (qhat_s - 1) / W_s
 //
 // responseTime is R_s and serviceTime is 1/mu_s (same unit, e.g. ns),
-// queueSize is q_s, inFlight is os_s and w is the concurrency-compensation
-// weight (the paper sets it to the number of clients). Lower is better.
-func C3Score(responseTime, serviceTime, queueSize float64, inFlight int64, w float64) float64 {
+// queueSize is q_s, inFlight is os_s, w is the concurrency-compensation
+// weight (the paper sets it to the number of clients) and workers is W_s,
+// the requests the server serves at once (Cassandra: the read stage's
+// active_tasks_limit in system_views.thread_pools, concurrent_reads).
+// Lower is better.
+//
+// The paper's servers are single queues: a request waits for the qhat_s - 1
+// requests ahead of it, one service time each, then takes its own. W_s
+// workers drain the queue ahead W_s times as fast, so qeff_s counts that
+// wait in service times of the stage as a whole; a request still takes its
+// own full service time. The estimate stays pessimistic (every worker is
+// assumed busy, as os_s*w already assumes other clients' requests), so each
+// request in flight still costs something and spreads a client's requests
+// (herd protection), but a fast server with a few requests in flight no
+// longer loses to an idle one several times slower. workers <= 1 is the
+// paper's score (qeff_s = qhat_s).
+func C3Score(responseTime, serviceTime, queueSize float64, inFlight int64, w, workers float64) float64 {
 	q := 1 + float64(inFlight)*w + queueSize
+	if workers > 1 {
+		q = 1 + (q-1)/workers
+	}
 	return responseTime - serviceTime + q*q*q*serviceTime
 }
 

@@ -12,8 +12,9 @@ import (
 type Strategy int
 
 const (
-	// C3 ranks replicas by the C3 score Psi_s = R_s - 1/mu_s + qhat_s^3/mu_s
-	// (qhat_s = 1 + os_s*w + q_s), materially less healthy replicas last
+	// C3 ranks replicas by the C3 score Psi_s = R_s - 1/mu_s + qeff_s^3/mu_s
+	// (qhat_s = 1 + os_s*w + q_s drained by the server's W_s workers:
+	// qeff_s = 1 + (qhat_s-1)/W_s, core.C3Score), materially less healthy replicas last
 	// (WithHealthTolerance), busy hosts last and CUBIC rate control with
 	// bounded backpressure. The default.
 	C3 Strategy = iota
@@ -66,6 +67,7 @@ type Config struct {
 	localDC        string
 	remoteDCs      bool
 	weight         float64
+	workers        float64 // WithServerWorkers: W_s of hosts whose workers are unknown
 	busyInFlight   int
 	busyNoResponse time.Duration
 	stallFactor    float64
@@ -91,6 +93,7 @@ func defaultConfig() Config {
 	return Config{
 		strategy:       C3,
 		weight:         1,
+		workers:        DefaultServerWorkers,
 		busyInFlight:   10,
 		busyNoResponse: 200 * time.Millisecond,
 		stallFactor:    4,
@@ -154,6 +157,33 @@ func WithConcurrencyWeight(w float64) Option {
 			return
 		}
 		c.weight = w
+	}
+}
+
+// DefaultServerWorkers is W_s, the requests a server serves at once, that
+// the C3 score assumes for a host whose own count is unknown (no
+// server-load polling, or a server that does not report
+// active_tasks_limit): 1, the paper's single-queue server. An assumed W_s
+// larger than the server's real parallelism takes away the queue penalty
+// that makes C3 leave a server as its requests pile up, and a client
+// cannot tell the two apart without a signal (Cassandra's concurrent_reads
+// defaults to 32, but how many reads a node really serves at once depends
+// on its cores and disks), so the default stays pessimistic.
+const DefaultServerWorkers = 1
+
+// WithServerWorkers sets W_s for hosts whose own count is unknown (default
+// DefaultServerWorkers): the C3 score drains the queue estimate qhat with
+// W_s workers (core.C3Score). Set it to the number of reads a node serves
+// in parallel when known and the same on every node. With server-load
+// polling a host's polled active_tasks_limit takes precedence. Allowed
+// 1..65536.
+func WithServerWorkers(n int) Option {
+	return func(c *Config) {
+		if n < 1 || n > tracker.MaxServerWorkers {
+			c.fail("policy: WithServerWorkers: ServerWorkers = %d, allowed 1..%d", n, tracker.MaxServerWorkers)
+			return
+		}
+		c.workers = float64(n)
 	}
 }
 
@@ -368,3 +398,6 @@ func (c *Config) Busy() (minInFlight int, noResponse time.Duration) {
 
 // Weight returns the concurrency weight w of WithConcurrencyWeight.
 func (c *Config) Weight() float64 { return c.weight }
+
+// ServerWorkers returns W_s of WithServerWorkers.
+func (c *Config) ServerWorkers() int { return int(c.workers) }

@@ -150,12 +150,18 @@ func (st *queryState[H, S]) demote(c []core.Candidate, now time.Duration) int32 
 	return probe
 }
 
-// score is the C3 score Psi_s of a host's view. Health is not part of it:
-// dividing by successRate^3 is no match for qhat^3 (one more request in
-// flight on a healthy replica outweighs a 50 % failure rate), so health
-// orders replicas before the score does (core.DemoteUnhealthy).
+// score is the C3 score Psi_s of a host's view (core.C3Score), with W_s
+// the host's polled active_tasks_limit, else WithServerWorkers. Health is
+// not part of it: dividing by successRate^3 is no match for qhat^3 (one
+// more request in flight on a healthy replica outweighs a 50 % failure
+// rate), so health orders replicas before the score does
+// (core.DemoteUnhealthy).
 func (p *Router[H, S]) score(v tracker.View) float64 {
-	return core.C3Score(v.ResponseTime, v.ServiceTime, v.QueueSize, v.Outstanding(), p.cfg.weight)
+	workers := v.Workers
+	if workers <= 0 {
+		workers = p.cfg.workers
+	}
+	return core.C3Score(v.ResponseTime, v.ServiceTime, v.QueueSize, v.Outstanding(), p.cfg.weight, workers)
 }
 
 // stalled reports whether a host owes responses and has been silent for

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tailroute/tailroute/stats"
+	"github.com/tailroute/tailroute/tracker"
 )
 
 // Server-load polling (WithServerLoad): the driver-free schedule and
@@ -105,13 +106,52 @@ func (h *pollHost[H, S]) Info() H { return h.info }
 func (h *pollHost[H, S]) Mark(error) {}
 
 // ThreadPoolSample is one poll of a host: the sums over ReadStage and
-// MutationStage, at clock time At.
+// MutationStage, at clock time At, and the read stage's workers.
 type ThreadPoolSample struct {
 	At        time.Duration
 	Active    float64
 	Pending   float64
 	Completed int64
 	Own       float64 // w*os_s: what C3's qhat already counts for the host during the poll
+	// Workers is W_s: active_tasks_limit of ReadStage (of MutationStage
+	// when the host has no ReadStage row); 0 when unknown (null, zero,
+	// negative or above tracker.MaxServerWorkers).
+	Workers int64
+}
+
+// ScanThreadPools reads the rows of ThreadPoolsQuery with scan (the
+// driver's Iter.Scan) and returns their sample and the number of stage
+// rows read (AddStage).
+func ScanThreadPools(scan func(dest ...any) bool) (smp ThreadPoolSample, found int) {
+	var (
+		name                   string
+		active, limit, pending int
+		completed              int64
+	)
+	for scan(&name, &active, &limit, &pending, &completed) {
+		if smp.AddStage(name, active, limit, pending, completed) {
+			found++
+		}
+	}
+	return smp, found
+}
+
+// AddStage adds one row of system_views.thread_pools to the sample and
+// reports whether it was one of the stages read (ReadStage, MutationStage).
+func (s *ThreadPoolSample) AddStage(name string, active, limit, pending int, completed int64) bool {
+	if name != "ReadStage" && name != "MutationStage" {
+		return false
+	}
+	s.Active += float64(active)
+	s.Pending += float64(pending)
+	s.Completed += completed
+	if limit < 1 || limit > tracker.MaxServerWorkers {
+		return true
+	}
+	if name == "ReadStage" || s.Workers == 0 {
+		s.Workers = int64(limit)
+	}
+	return true
 }
 
 // LoadEstimator turns successive samples of one host into q_s and 1/mu_s.
@@ -257,13 +297,14 @@ func (sl *serverLoadPoller[H, S]) pollOnce(e *hostEntry[H], est *LoadEstimator) 
 	smp.Own = r.cfg.weight * float64(own0+own1) / 2
 	q, svc := est.Add(smp)
 	e.h.ServerLoad(smp.At, q, svc, sl.interval*3/2)
+	e.h.ServerWorkers(smp.Workers)
 	sl.samples.Add(1)
 	return true
 }
 
 // ThreadPoolsQuery is the poll: each host's own thread pools (a
 // node-local virtual table of Cassandra 4.0+).
-const ThreadPoolsQuery = "SELECT name, active_tasks, pending_tasks, completed_tasks FROM system_views.thread_pools"
+const ThreadPoolsQuery = "SELECT name, active_tasks, active_tasks_limit, pending_tasks, completed_tasks FROM system_views.thread_pools"
 
 // ServerLoadCounters are the poller's cumulative counters (see package
 // stats).
