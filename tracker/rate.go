@@ -298,3 +298,22 @@ func CubicRate(dT, saddle time.Duration, beta, r0 float64) float64 {
 	d := float64(dT) - math.Cbrt(beta*r0/gamma)
 	return gamma*d*d*d + r0
 }
+
+// WithinRate reports whether the host is within its sending rate srate for
+// the current window (Algorithm 1, line 4).
+func (h *Host) WithinRate(now time.Duration) bool { return h.rate.withinRate(now) }
+
+// ConsumeToken counts one request against the host's sending rate.
+func (h *Host) ConsumeToken(now time.Duration) { h.rate.consume(now) }
+
+// UntilNextRateWindow returns the time until the host's sending window rolls
+// over and its tokens are replenished.
+func (h *Host) UntilNextRateWindow(now time.Duration) time.Duration {
+	return h.rate.untilNextWindow(now)
+}
+
+// Rate returns the current sending rate srate (requests per Interval).
+func (h *Host) Rate() float64 { return h.rate.rate() }
+
+// ReceiveRate returns rrate (responses in the last Interval).
+func (h *Host) ReceiveRate(now time.Duration) float64 { return h.rate.receiveRate(now) }
