@@ -55,7 +55,7 @@ func (p *Policy) LatencyQuantile(q float64) (time.Duration, bool) {
 func (p *Policy) MaxSilence() time.Duration { return p.r.Tracker().MaxSilence() }
 
 // Strategy returns the ranking strategy.
-func (p *Policy) Strategy() Strategy { return p.r.Strategy() }
+func (p *Policy) Strategy() Strategy { return Strategy(p.r.Strategy()) }
 
 // IsLocal reports whether host is in the local DC (always true without
 // WithLocalDC). The local DC is the one WithLocalDC names, or what the

@@ -44,8 +44,10 @@ func newRing(members []*member) *ring {
 	return r
 }
 
-// evenTokens returns the evenly spaced single tokens of n nodes:
-// node i owns token MinInt64 + i*(2^64/n).
+// evenTokens returns the evenly spaced single tokens of n nodes: node i
+// owns token MinInt64 + i*ceil(2^64/n) (the step is 2^64/n exactly when n
+// is a power of two, else rounded up: the gap after the last node is then
+// the shortest).
 func evenTokens(n int) [][]int64 {
 	out := make([][]int64, n)
 	var step uint64

@@ -31,7 +31,7 @@
 // A hedged query's bound values must not be reused once it returns: gocql
 // returns the first attempt's result while the losing attempt may still be
 // marshalling the values in its own goroutine. Do not pool the []any you
-// pass to Query or Bind (ycsb-lite did, and go test -race caught it).
+// pass to Query or Bind.
 //
 // # What gocql v1.7.0 does (query_executor.go), and how this package fits
 //
@@ -69,14 +69,12 @@
 // requests, i.e. the whole default budget: the budget then runs out about
 // half of the time, and since it is granted first come, first served, the
 // requests a stalled node holds up (a burst, exactly where hedging pays
-// most) are often the ones refused. Measured on the simulator (one node
-// stalling 200ms every 10s): p99.9 cut only 1.7x-6.3x across runs. So once
-// per second the Hedger compares the hedges actually sent per request with
-// 70% of the budget fraction: above it, the effective quantile moves up
-// (1-q shrinks by target/rate, at most halved, floor (1-q)/50); at or
-// below it, it relaxes back (1-q grows 1.25x up to the configured value).
-// Ordinary hedging then uses ~70% of the budget on the slowest requests and
-// ~30% stays free for bursts (measured: 6.1x-6.9x, ~4% extra).
+// most) are often the ones refused. So once per second the Hedger compares
+// the hedges actually sent per request with 70% of the budget fraction:
+// above it, the effective quantile moves up (1-q shrinks by target/rate,
+// at most halved, floor (1-q)/50); at or below it, it relaxes back (1-q
+// grows 1.25x up to the configured value). Ordinary hedging then uses ~70%
+// of the budget on the slowest requests and ~30% stays free for bursts.
 // Stats.Quantile shows the quantile in force.
 // Sources: our tracker (cluster-wide quantile), or the Recorder here, the
 // tracker's lock-free log-linear histogram over a sliding window, fed by
@@ -121,8 +119,8 @@
 // turns a nil host for the hedge into ErrNoConnections as the query's
 // result, so a hedge cannot be declined when its timer fires. This is why
 // the factor matters: a cap that ordinary hedging reaches (factor 1) also
-// refuses to arm the requests a stall is about to catch (gc-pauses p99.9
-// stayed at the unhedged 155 ms), while factor 3 only binds in bursts.
+// refuses to arm the requests a stall is about to catch, while factor 3
+// only binds in bursts (docs/RESULTS.md, "Hedging with a burst cap").
 //
 // # Metrics
 //
@@ -162,55 +160,45 @@
 // slow node, moderate load. At high utilisation it costs: hedges fire
 // exactly when nodes are slow, and the second replica has no spare
 // capacity for them (the losing attempt is cancelled in the client only;
-// the server still serves it). With the long-run budget alone a slow phase
-// of a few hundred ms spent seconds' worth of budget at once; the burst
-// cap bounds that. Measured side by side (docs/RESULTS.md, "Hedging with
-// a burst cap"; simulator payload feedback off, 4 clients, 5000 ops, 3-6
-// seeds), hedged/unhedged p99 with the cap vs without: bimodal 70 % / 500
-// ms 0.81x vs 1.49x, 45 % cells 0.72-0.86x vs 0.82-0.89x, slow-node and
-// gc-pauses unchanged (p99.9 0.50x and 0.39x of unhedged). It does not fix
-// demand skew (C3 Figure 15: one client sends most of the load): 1.37x
-// with the cap, 1.64x without; a hedge there adds to the queues the heavy
-// client already fills, and no cap setting measured (200ms x1, x3; 1s x2)
-// brought it to 1.0x. Earlier remedies measured and not kept: a 1 s budget
-// window (cut the reserve stalls need: gc-pause p99.9 144 instead of 33
-// ms), arming only when a second replica's R_s was below the delay (almost
-// never triggered), a faster budget controller and a short latency window.
+// the server still serves it). The burst cap bounds how much of the budget
+// a slow phase of a few hundred ms can spend at once. It does not help with
+// demand skew (C3 Figure 15: one client sends most of the load): a hedge
+// there adds to the queues the heavy client already fills, and a cap on the
+// hedge rate does not see them. The budget window is 10s rather than
+// shorter because a short window also cuts the reserve that stalls need.
 // Enable hedging for latency-critical reads; on a cluster whose clients
-// send very unequal load, measure first.
+// send very unequal load, measure first (docs/RESULTS.md, "Hedging with a
+// burst cap", has the figures per scenario).
 //
 // With tailroute's policy, a losing attempt is not forgotten: CQL has no
 // cancel, so the tracker counts it as orphaned (still queued on its host)
 // until the host answers a later request, and its elapsed time, a lower
-// bound of its latency, moves the host's R_s. Before this, hedging hid
-// exactly the slow samples from C3. Measured side by side (ycsb-lite
-// -compare tailroute,tailroute+hedge -clients 4 -ops 15000 -scenario S,
-// seeds 1-3, built at commit fdf1f47 and at the commit that added it):
-// slow-node hedged p99 20.7-21.1 ms vs 22.8-24.7 ms, with 2.4-2.9x fewer
-// requests to the slow node; gc-pauses hedged p99 23.5-24.5 vs 28.9-30.1
-// ms, p99.9 33-35 ms vs 63-94 ms.
+// bound of its latency, moves the host's R_s. Otherwise hedging would hide
+// exactly the slow samples from C3.
 //
 // # Cost
 //
-// Per execution (go test -bench . -benchmem ./speculative/, 2-core Xeon):
-// not eligible or budget spent 60-95 ns, 0 allocations; armed ~200 ns and 2
-// allocations (the per-execution state and its NextHost closure: gocql
-// needs a distinct NextHost per execution, and the state is not pooled
-// because a losing attempt may still call it after the query returned;
-// armed executions are at most a few per cent). The wrapped policy's own
-// plan may be pooled (ours is, see policy.Pick): the wrapper reads each
-// host's Info once when it hands it out, and a hedge that fires after an
-// attempt of the plan was marked with a nil error (gocql's timer firing
-// just as the first result arrives) takes a fresh plan from the wrapped
-// policy instead of asking the spent one;
-// Delay() 0.3 ns; Recorder.Record ~30 ns (a clock read, one atomic add);
-// a quantile scan 0.5 µs (once per refresh interval). Hosts are pulled
-// from the wrapped iterator lazily, one
-// per attempt; a host pulled but not handed to gocql (down, duplicate, or
-// skipped by the error holdoff) is released at once with
-// Mark(context.Canceled), so a policy that counts hosts in flight from
-// NextHost to Mark (ours: os_s) stays balanced. (gocql's HostPoolHostPolicy
-// would count that Mark as a failure.)
+// Per execution: no allocation when the execution is not eligible or the
+// budget is spent; 2 allocations when it is armed (the per-execution state
+// and its NextHost closure: gocql needs a distinct NextHost per execution,
+// and the state is not pooled because a losing attempt may still call it
+// after the query returned; armed executions are at most a few per cent).
+// Delay() is one atomic read; Recorder.Record one clock read and one
+// atomic add; a quantile scan runs once per refresh interval.
+// docs/RESULTS.md has the benchmark figures (go test -run '^$' -bench .
+// -benchmem ./speculative/).
+//
+// The wrapped policy's own plan may be pooled (ours is, see policy.Pick):
+// the wrapper reads each host's Info once when it hands it out, and a hedge
+// that fires after an attempt of the plan was marked with a nil error
+// (gocql's timer firing just as the first result arrives) takes a fresh
+// plan from the wrapped policy instead of asking the spent one. Hosts are
+// pulled from the wrapped iterator lazily, one per attempt; a host pulled
+// but not handed to gocql (down, duplicate, or skipped by the error
+// holdoff) is released at once with Mark(context.Canceled), so a policy
+// that counts hosts in flight from NextHost to Mark (ours: os_s) stays
+// balanced. (gocql's HostPoolHostPolicy would count that Mark as a
+// failure.)
 //
 // The wrapped policy must be the outermost one (it does not implement
 // gocql.HostTierer, so do not use it as a TokenAwareHostPolicy fallback).

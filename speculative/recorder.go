@@ -8,11 +8,24 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/tailroute/tailroute/internal/hedge"
+	"github.com/tailroute/tailroute/tracker"
 )
 
-// RecorderConfig configures a Recorder. Zero fields take their defaults:
-// Window 10s, MinSamples 100, Clock tracker.SystemClock.
-type RecorderConfig = hedge.RecorderConfig
+// RecorderConfig configures a Recorder. Zero fields take their defaults.
+type RecorderConfig struct {
+	// Window is how much recent history quantiles are computed over;
+	// default 10s. Samples are kept in 4 sub-windows of Window/4 plus the
+	// current one, so a sample counts for between Window and 5/4 Window.
+	// Allowed 4ms..24h.
+	Window time.Duration
+	// MinSamples is how many samples the window must hold before
+	// LatencyQuantile reports a value; default 100 (a p95 needs >> 20).
+	// Allowed 1..2^30.
+	MinSamples int
+	// Clock is the time source; default tracker.SystemClock (tests use
+	// tracker.ManualClock).
+	Clock tracker.Clock
+}
 
 // Recorder is a small lock-free latency source: a sliding-window log-linear
 // histogram of attempt latencies fed by gocql's QueryObserver (and
@@ -27,7 +40,7 @@ type Recorder struct{ r *hedge.Recorder }
 
 // NewRecorder returns a Recorder; it reports an error naming a bad field.
 func NewRecorder(cfg RecorderConfig) (*Recorder, error) {
-	r, err := hedge.NewRecorder(cfg)
+	r, err := hedge.NewRecorder(hedge.RecorderConfig(cfg))
 	if err != nil {
 		return nil, err
 	}

@@ -53,6 +53,6 @@
 // sent after them (or ForgetAfter passes), and rankers add them to os_s. The
 // time such an attempt had been outstanding is a lower bound of its latency
 // and moves R_s when it exceeds it: the slow attempts are exactly the ones a
-// hedge cancels, and ignoring them (as this package did before) hid a slow
-// host's slowness from C3 whenever hedging was on.
+// hedge cancels, so ignoring them would hide a slow host's slowness from C3
+// whenever hedging is on.
 package tracker

@@ -27,8 +27,9 @@ const (
 )
 
 // FNVHash64 is YCSB's Utils.fnvhash64: 64-bit FNV-1a (each byte XORed in,
-// then multiplied by the prime) over the 8 little-endian bytes of val, returned as a non-negative int64 (Java's Math.abs; the single
-// value whose absolute value overflows is mapped to 0).
+// then multiplied by the prime) over the 8 little-endian bytes of val,
+// returned as a non-negative int64 (Java's Math.abs; the single value whose
+// absolute value overflows is mapped to 0).
 func FNVHash64(val int64) int64 {
 	h := uint64(fnvOffsetBasis64)
 	v := uint64(val)
@@ -77,11 +78,13 @@ type zipfState struct {
 // Zipfian is YCSB's ZipfianGenerator (Gray et al., "Quickly Generating
 // Billion-Record Synthetic Databases", SIGMOD 1994): item Min is the most
 // popular, Min+1 the next, and so on. Items are in [Min, Min+items-1].
-// Ranks 1 and 2 get exactly P(rank i) = 1/(i^theta * zeta(n, theta)); larger
-// ranks come from Gray et al.'s closed-form approximation, which does not
-// give 1/i^theta exactly (with theta 0.99 it puts a little more mass on the
-// head: the top 10 of 1000 items draw about 0.398 of the requests against an
-// exact 0.382). That approximation is what YCSB runs, so it is kept as is. Next is lock-free; NextN with a larger item count
+// Ranks 1 and 2 get exactly P(rank i) = 1/(i^theta * zeta(n, theta)); ranks
+// >= 3 come from Gray et al.'s closed-form approximation, which does not give
+// P(rank i) ~ 1/i^theta exactly: with theta 0.99 it puts a little more mass
+// on the head (the top 10 of 1000 items get ((10/n)^(1-theta) - 1 + eta)/eta
+// = 0.398 of the draws, against zeta(10)/zeta(1000) = 0.382 for an exact
+// Zipf law). That approximation is what YCSB runs, so it is kept, to draw
+// the same keys as YCSB. Next is lock-free; NextN with a larger item count
 // extends zeta incrementally under a mutex, as YCSB does.
 type Zipfian struct {
 	base       int64

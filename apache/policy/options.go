@@ -9,25 +9,32 @@ import (
 )
 
 // Strategy selects how replicas are ranked.
-type Strategy = route.Strategy
+type Strategy int
 
 const (
 	// C3 ranks replicas by the C3 score Psi_s = R_s - 1/mu_s + qhat_s^3/mu_s
 	// (qhat_s = 1 + os_s*w + q_s), materially less healthy replicas last
 	// (WithHealthTolerance), busy hosts last and CUBIC rate control with
 	// bounded backpressure. The default.
-	C3 = route.C3
+	C3 Strategy = Strategy(route.C3)
 	// P2C is the DataStax drivers' power of two random choices on in-flight
 	// counts, with materially less healthy replicas and busy hosts last. No
 	// rate control.
-	P2C = route.P2C
+	P2C Strategy = Strategy(route.P2C)
 	// RoundRobin rotates through the replicas; the baseline. No busy rule, no
 	// rate control.
-	RoundRobin = route.RoundRobin
+	RoundRobin Strategy = Strategy(route.RoundRobin)
 )
 
 // ParseStrategy parses "c3", "p2c" or "roundrobin" (also "rr"), case-insensitive.
-func ParseStrategy(s string) (Strategy, error) { return route.ParseStrategy(s) }
+func ParseStrategy(s string) (Strategy, error) {
+	r, err := route.ParseStrategy(s)
+	return Strategy(r), err
+}
+
+// String returns the name ParseStrategy accepts: "c3", "p2c" or
+// "roundrobin" ("Strategy(n)" for an unknown value).
+func (s Strategy) String() string { return route.Strategy(s).String() }
 
 // Feedback payload keys written by servers that report load (the simulator
 // with Config.Feedback): queue length and service time in microseconds, each
@@ -43,7 +50,7 @@ type Option = route.Option
 // WithStrategy selects the ranking strategy. The rule, defaults and allowed
 // range are those of the gocql v1 adapter's WithStrategy (package
 // github.com/tailroute/tailroute/policy).
-func WithStrategy(s Strategy) Option { return route.WithStrategy(s) }
+func WithStrategy(s Strategy) Option { return route.WithStrategy(route.Strategy(s)) }
 
 // WithLocalDC names the local data center. The rule, defaults and allowed
 // range are those of the gocql v1 adapter's WithLocalDC (package

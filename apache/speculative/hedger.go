@@ -12,11 +12,21 @@ import (
 
 // LatencySource supplies the recent latency distribution the hedge delay
 // follows. policy.Policy implements it; so do Recorder and tracker.Tracker.
-type LatencySource = hedge.LatencySource
+type LatencySource interface {
+	// LatencyQuantile returns the q-quantile (0 < q <= 1) of recent
+	// latencies; false when there are too few samples.
+	LatencyQuantile(q float64) (time.Duration, bool)
+}
 
 // SilenceSource is a LatencySource that also reports how long the most
-// silent host has owed a response (tracker.Tracker.MaxSilence).
-type SilenceSource = hedge.SilenceSource
+// silent host has owed a response (tracker.Tracker.MaxSilence). The burst
+// cap needs it to tell a stall from a slow phase.
+type SilenceSource interface {
+	LatencySource
+	// MaxSilence returns the longest time a host with attempts in flight
+	// has gone without answering; 0 when no host has one in flight.
+	MaxSilence() time.Duration
+}
 
 // Option configures a Hedger.
 type Option = hedge.Option
@@ -117,6 +127,8 @@ func (h *Hedger) Stats() Stats { return h.core.Stats() }
 var (
 	_ gocql.SpeculativeExecutionPolicy = (*execSpec)(nil)
 	_ LatencySource                    = (*Recorder)(nil)
+	_ hedge.LatencySource              = (LatencySource)(nil)
+	_ hedge.SilenceSource              = (SilenceSource)(nil)
 	_ gocql.QueryObserver              = (*Recorder)(nil)
 	_ gocql.BatchObserver              = (*Recorder)(nil)
 )

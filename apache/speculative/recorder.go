@@ -8,11 +8,24 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
 	"github.com/tailroute/tailroute/internal/hedge"
+	"github.com/tailroute/tailroute/tracker"
 )
 
-// RecorderConfig configures a Recorder; zero fields take their defaults
-// (Window 10s, MinSamples 100, Clock tracker.SystemClock).
-type RecorderConfig = hedge.RecorderConfig
+// RecorderConfig configures a Recorder. Zero fields take their defaults.
+type RecorderConfig struct {
+	// Window is how much recent history quantiles are computed over;
+	// default 10s. Samples are kept in 4 sub-windows of Window/4 plus the
+	// current one, so a sample counts for between Window and 5/4 Window.
+	// Allowed 4ms..24h.
+	Window time.Duration
+	// MinSamples is how many samples the window must hold before
+	// LatencyQuantile reports a value; default 100 (a p95 needs >> 20).
+	// Allowed 1..2^30.
+	MinSamples int
+	// Clock is the time source; default tracker.SystemClock (tests use
+	// tracker.ManualClock).
+	Clock tracker.Clock
+}
 
 // Recorder is the lock-free sliding-window latency histogram
 // (hedge.Recorder) fed by the v2 driver's QueryObserver and BatchObserver.
@@ -20,7 +33,7 @@ type Recorder struct{ r *hedge.Recorder }
 
 // NewRecorder returns a Recorder; it reports an error naming a bad field.
 func NewRecorder(cfg RecorderConfig) (*Recorder, error) {
-	r, err := hedge.NewRecorder(cfg)
+	r, err := hedge.NewRecorder(hedge.RecorderConfig(cfg))
 	if err != nil {
 		return nil, err
 	}

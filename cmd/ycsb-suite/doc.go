@@ -3,7 +3,7 @@
 // cells × seeds, then aggregates the JSON reports into a markdown results
 // fragment (RESULTS.md) and a plot of the median p99 per policy and cell.
 //
-//	go run ./cmd/ycsb-suite                 # the default suite into bench-out/ (about 35 min on 2 cores)
+//	go run ./cmd/ycsb-suite                 # the default suite into bench-out/ (tens of minutes; docs/RESULTS.md times one)
 //	go run ./cmd/ycsb-suite -quick          # tiny cells, a smoke run
 //	go run ./cmd/ycsb-suite -aggregate-only # redo RESULTS.md and the plot from existing JSON
 //

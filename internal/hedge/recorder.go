@@ -11,20 +11,14 @@ import (
 // 4 full ones before the current one, and the current one.
 const recSubWindows = 5
 
-// RecorderConfig configures a Recorder. Zero fields take their defaults.
+// RecorderConfig configures a Recorder. The adapters' RecorderConfig
+// (speculative, apache/speculative) documents the fields, defaults and
+// allowed ranges and is converted to this type, so the fields must stay
+// identical (a difference fails to compile).
 type RecorderConfig struct {
-	// Window is how much recent history quantiles are computed over;
-	// default 10s. Samples are kept in 4 sub-windows of Window/4 plus the
-	// current one, so a sample counts for between Window and 5/4 Window.
-	// Allowed 4ms..24h.
-	Window time.Duration
-	// MinSamples is how many samples the window must hold before
-	// LatencyQuantile reports a value; default 100 (a p95 needs >> 20).
-	// Allowed 1..2^30.
-	MinSamples int
-	// Clock is the time source; default tracker.SystemClock (tests use
-	// tracker.ManualClock).
-	Clock tracker.Clock
+	Window     time.Duration // default 10s, allowed 4ms..24h
+	MinSamples int           // default 100, allowed 1..2^30
+	Clock      tracker.Clock // default tracker.SystemClock
 }
 
 // Recorder is a small lock-free latency source: a sliding-window log-linear
