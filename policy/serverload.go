@@ -102,10 +102,6 @@ func WithServerLoad(interval time.Duration) Option { return route.WithServerLoad
 // it to skip them.
 func IsServerLoadPoll(ctx context.Context) bool { return route.IsServerLoadPoll(ctx) }
 
-// ThreadPoolSample is one poll of a host: the sums over ReadStage and
-// MutationStage, at clock time At.
-type ThreadPoolSample = route.ThreadPoolSample
-
 // ServerLoadCounters are the poller's cumulative counters; its fields are
 // documented in package stats.
 type ServerLoadCounters = stats.ServerLoadCounters
@@ -118,7 +114,7 @@ func (p *Policy) ServerLoadCounters() ServerLoadCounters { return p.r.ServerLoad
 func (p *Policy) startServerLoad(s *gocql.Session) {
 	p.r.StartServerLoad(route.PollDriver[*gocql.HostInfo]{
 		Closed: s.Closed,
-		Query: func(ctx context.Context, h *gocql.HostInfo, id string) (ThreadPoolSample, error) {
+		Query: func(ctx context.Context, h *gocql.HostInfo, id string) (route.ThreadPoolSample, error) {
 			return p.pollQuery(ctx, s, h, id)
 		},
 		Permanent: permanentPollError,
@@ -132,7 +128,7 @@ func permanentPollError(err error) bool { return cqlerr.PollPermanent[gocql.Requ
 // queryThreadPools reads the ReadStage and MutationStage rows of host (id:
 // the policy's id of it). gocql v1 cannot pin a query to a host: the
 // context marks it as a poll, and Pick plans the polled host alone.
-func queryThreadPools(ctx context.Context, s *gocql.Session, host *gocql.HostInfo, id string) (ThreadPoolSample, error) {
+func queryThreadPools(ctx context.Context, s *gocql.Session, host *gocql.HostInfo, id string) (route.ThreadPoolSample, error) {
 	iter := s.Query(route.ThreadPoolsQuery).WithContext(ctx).Consistency(gocql.One).RetryPolicy(nil).Idempotent(false).Iter()
 	smp, found := route.ScanThreadPools(iter.Scan)
 	if err := iter.Close(); err != nil {

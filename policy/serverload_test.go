@@ -34,27 +34,27 @@ func TestWithServerLoadValidated(t *testing.T) {
 
 func TestLoadEstimatorLittlesLawAndRestart(t *testing.T) {
 	var le route.LoadEstimator
-	q, svc := le.Add(ThreadPoolSample{At: time.Second, Active: 4, Pending: 6, Completed: 1000, Own: 3})
+	q, svc := le.Add(route.ThreadPoolSample{At: time.Second, Active: 4, Pending: 6, Completed: 1000, Own: 3})
 	assert.Equal(t, 7.0, q, "pending + active - own requests")
 	assert.Zero(t, svc, "one sample gives no rate")
 
 	// 400 completions in 100ms with 4 busy workers: 4 / 4000/s = 1ms.
-	q, svc = le.Add(ThreadPoolSample{At: time.Second + 100*time.Millisecond, Active: 4, Pending: 0, Completed: 1400, Own: 8})
+	q, svc = le.Add(route.ThreadPoolSample{At: time.Second + 100*time.Millisecond, Active: 4, Pending: 0, Completed: 1400, Own: 8})
 	assert.Zero(t, q, "never negative")
 	assert.Equal(t, time.Millisecond, svc)
 
 	// Restart: completed went down. No rate (in particular no negative one),
 	// and the sample becomes the new baseline.
-	q, svc = le.Add(ThreadPoolSample{At: 2 * time.Second, Active: 2, Pending: 1, Completed: 50})
+	q, svc = le.Add(route.ThreadPoolSample{At: 2 * time.Second, Active: 2, Pending: 1, Completed: 50})
 	assert.Equal(t, 3.0, q)
 	assert.Zero(t, svc)
-	_, svc = le.Add(ThreadPoolSample{At: 2*time.Second + 200*time.Millisecond, Active: 2, Pending: 0, Completed: 150})
+	_, svc = le.Add(route.ThreadPoolSample{At: 2*time.Second + 200*time.Millisecond, Active: 2, Pending: 0, Completed: 150})
 	assert.Equal(t, 4*time.Millisecond, svc, "2 workers, 100 completions in 200ms")
 
 	// Nothing completed, or no worker seen busy: no estimate.
-	_, svc = le.Add(ThreadPoolSample{At: 3 * time.Second, Active: 0, Completed: 150})
+	_, svc = le.Add(route.ThreadPoolSample{At: 3 * time.Second, Active: 0, Completed: 150})
 	assert.Zero(t, svc)
-	_, svc = le.Add(ThreadPoolSample{At: 4 * time.Second, Active: 0, Completed: 170})
+	_, svc = le.Add(route.ThreadPoolSample{At: 4 * time.Second, Active: 0, Completed: 170})
 	assert.Zero(t, svc)
 }
 
@@ -148,13 +148,13 @@ func hostStats(p *Policy, ip string) HostStats {
 // pollRecorder wraps the poller's query to record each host's samples.
 type pollRecorder struct {
 	mu      sync.Mutex
-	samples map[string][]ThreadPoolSample
+	samples map[string][]route.ThreadPoolSample
 }
 
 func recordPolls(p *Policy) *pollRecorder {
-	r := &pollRecorder{samples: map[string][]ThreadPoolSample{}}
+	r := &pollRecorder{samples: map[string][]route.ThreadPoolSample{}}
 	q := p.pollQuery
-	p.pollQuery = func(ctx context.Context, s *gocql.Session, e *gocql.HostInfo, id string) (ThreadPoolSample, error) {
+	p.pollQuery = func(ctx context.Context, s *gocql.Session, e *gocql.HostInfo, id string) (route.ThreadPoolSample, error) {
 		smp, err := q(ctx, s, e, id)
 		if err == nil {
 			r.mu.Lock()
@@ -166,10 +166,10 @@ func recordPolls(p *Policy) *pollRecorder {
 	return r
 }
 
-func (r *pollRecorder) of(ip string) []ThreadPoolSample {
+func (r *pollRecorder) of(ip string) []route.ThreadPoolSample {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]ThreadPoolSample(nil), r.samples[ip]...)
+	return append([]route.ThreadPoolSample(nil), r.samples[ip]...)
 }
 
 // TestServerLoadFollowsSlowNode: a node is slowed and loaded by another
@@ -277,7 +277,7 @@ func TestServerLoadPollTimeoutDoesNotTouchUserQueries(t *testing.T) {
 	hung := c.Hosts()[0]
 	var timeouts atomic.Int64
 	q := p.pollQuery
-	p.pollQuery = func(ctx context.Context, s *gocql.Session, e *gocql.HostInfo, id string) (ThreadPoolSample, error) {
+	p.pollQuery = func(ctx context.Context, s *gocql.Session, e *gocql.HostInfo, id string) (route.ThreadPoolSample, error) {
 		if e.ConnectAddress().String() == hung {
 			<-ctx.Done() // a poll that never comes back in time
 			timeouts.Add(1)
@@ -323,7 +323,7 @@ func TestServerLoadHostDownMidPollAndRestart(t *testing.T) {
 	arm := make(chan struct{})
 	rec := recordPolls(p)
 	q := p.pollQuery
-	p.pollQuery = func(ctx context.Context, s *gocql.Session, e *gocql.HostInfo, id string) (ThreadPoolSample, error) {
+	p.pollQuery = func(ctx context.Context, s *gocql.Session, e *gocql.HostInfo, id string) (route.ThreadPoolSample, error) {
 		if e.ConnectAddress().String() == victim {
 			select {
 			case <-arm:

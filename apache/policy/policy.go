@@ -25,7 +25,7 @@ type Policy struct {
 	sess route.Sessions[gocql.ClusterConfig, gocql.Session, *gocql.Session] // Wire and Init
 
 	// pollQuery runs one server-load poll (queryThreadPools; tests replace it).
-	pollQuery func(ctx context.Context, s *gocql.Session, host *gocql.HostInfo, id string) (ThreadPoolSample, error)
+	pollQuery func(ctx context.Context, s *gocql.Session, host *gocql.HostInfo, id string) (route.ThreadPoolSample, error)
 }
 
 // New returns a Policy. Options are validated once; an invalid option yields

@@ -38,10 +38,6 @@ func WithServerLoad(interval time.Duration) Option { return route.WithServerLoad
 // it to skip them.
 func IsServerLoadPoll(ctx context.Context) bool { return route.IsServerLoadPoll(ctx) }
 
-// ThreadPoolSample is one poll of a host: the sums over ReadStage and
-// MutationStage, at clock time At.
-type ThreadPoolSample = route.ThreadPoolSample
-
 // ServerLoadCounters are the poller's cumulative counters; its fields are
 // documented in package stats.
 type ServerLoadCounters = stats.ServerLoadCounters
@@ -54,7 +50,7 @@ func (p *Policy) ServerLoadCounters() ServerLoadCounters { return p.r.ServerLoad
 func (p *Policy) startServerLoad(s *gocql.Session) {
 	p.r.StartServerLoad(route.PollDriver[*gocql.HostInfo]{
 		Closed: s.Closed,
-		Query: func(ctx context.Context, h *gocql.HostInfo, id string) (ThreadPoolSample, error) {
+		Query: func(ctx context.Context, h *gocql.HostInfo, id string) (route.ThreadPoolSample, error) {
 			return p.pollQuery(ctx, s, h, id)
 		},
 		Permanent: permanentPollError,
@@ -69,9 +65,9 @@ func permanentPollError(err error) bool { return cqlerr.PollPermanent[gocql.Requ
 // the policy's id of it), pinned to it with Query.SetHostID (the driver's
 // executor sends it there without asking Pick); the context marks it as a
 // poll for the observers.
-func queryThreadPools(ctx context.Context, s *gocql.Session, host *gocql.HostInfo, id string) (ThreadPoolSample, error) {
+func queryThreadPools(ctx context.Context, s *gocql.Session, host *gocql.HostInfo, id string) (route.ThreadPoolSample, error) {
 	if host.HostID() == "" {
-		return ThreadPoolSample{}, errNoHostID
+		return route.ThreadPoolSample{}, errNoHostID
 	}
 	iter := s.Query(route.ThreadPoolsQuery).WithContext(ctx).Consistency(gocql.One).RetryPolicy(nil).Idempotent(false).
 		SetHostID(host.HostID()).Iter()
