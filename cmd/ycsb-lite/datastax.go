@@ -21,12 +21,8 @@ type datastaxPolicy struct {
 // newDatastaxPolicy returns the policy; localDC "" treats every host as
 // local. seed fixes the replica shuffle.
 func newDatastaxPolicy(localDC string, seed int64) *datastaxPolicy {
-	var fallback gocql.HostSelectionPolicy = gocql.RoundRobinHostPolicy()
-	if localDC != "" {
-		fallback = gocql.DCAwareRoundRobinPolicy(localDC)
-	}
 	return &datastaxPolicy{
-		HostSelectionPolicy: gocql.TokenAwareHostPolicy(markedFallback{fallback}),
+		HostSelectionPolicy: gocql.TokenAwareHostPolicy(markedFallback{roundRobin(localDC)}),
 		dsCore:              newDSCore(seed),
 	}
 }
@@ -107,7 +103,7 @@ func init() {
 		name: "datastax",
 		help: "port of the DataStax Java driver 4.x DefaultLoadBalancingPolicy: shuffled replicas, busy-replica avoidance, P2C on in-flight counts",
 		install: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
-			wireDatastax(cfg, newDatastaxPolicy("", env.seed))
+			wireDatastax(cfg, newDatastaxPolicy(env.localDC, env.seed))
 			return installed{}, nil
 		},
 	})
