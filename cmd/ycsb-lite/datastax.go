@@ -92,10 +92,7 @@ func (o dsObserver) ObserveQuery(ctx context.Context, q gocql.ObservedQuery) {
 func wireDatastax(cfg *gocql.ClusterConfig, p *datastaxPolicy) {
 	cfg.PoolConfig.HostSelectionPolicy = p
 	cfg.QueryObserver = dsObserver{p: p, next: cfg.QueryObserver}
-	if cfg.Timeout > 0 {
-		p.maxOrphan = cfg.Timeout
-	}
-	p.observed.Store(true)
+	p.wired(cfg.Timeout)
 }
 
 func init() {

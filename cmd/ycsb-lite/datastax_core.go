@@ -252,6 +252,15 @@ func dsQueryPlan[S comparable](c *dsCore, next func() S, isFallback func(S) bool
 	}
 }
 
+// wired records that the adapter installed the observer, with the
+// session's timeout (0: keep the default) as the orphans' bound.
+func (c *dsCore) wired(timeout time.Duration) {
+	if timeout > 0 {
+		c.maxOrphan = timeout
+	}
+	c.observed.Store(true)
+}
+
 // marked is a handed-out host's Mark: without the observer the first Mark
 // (done) ends s's in-flight request and every Mark is a response; with it,
 // Mark does nothing of its own.

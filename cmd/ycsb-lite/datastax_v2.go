@@ -91,10 +91,7 @@ func (o dsObserverV2) ObserveQuery(ctx context.Context, q gocql2.ObservedQuery) 
 func wireDatastaxV2(cfg *gocql2.ClusterConfig, p *datastaxPolicyV2) {
 	cfg.PoolConfig.HostSelectionPolicy = p
 	cfg.QueryObserver = dsObserverV2{c: p.dsCore, next: cfg.QueryObserver}
-	if cfg.Timeout > 0 {
-		p.maxOrphan = cfg.Timeout
-	}
-	p.observed.Store(true)
+	p.wired(cfg.Timeout)
 }
 
 // datastaxV2 installs the policy for -driver v2, with -local-dc.
