@@ -1,53 +1,13 @@
-// The datastax policy's load signals (see datastaxPolicy): per-host state,
-// requests in flight with orphans, responses, and the observer that ends
-// attempts; the query plan is in datastax.go.
+// The datastax core's load signals (see dsCore): requests in flight with
+// orphans and responses, driver-free; the adapters' observers feed observe.
 
 package main
 
-import (
-	"context"
-	"errors"
-	"time"
-
-	"github.com/gocql/gocql"
-)
-
-func hostKey(h *gocql.HostInfo) string {
-	if id := h.HostID(); id != "" {
-		return id
-	}
-	return h.ConnectAddress().String()
-}
-
-func (p *datastaxPolicy) host(h *gocql.HostInfo) *dsHost {
-	k := hostKey(h)
-	p.hostsMu.RLock()
-	s := p.hosts[k]
-	p.hostsMu.RUnlock()
-	if s != nil {
-		return s
-	}
-	p.hostsMu.Lock()
-	defer p.hostsMu.Unlock()
-	if s = p.hosts[k]; s == nil {
-		s = &dsHost{}
-		p.hosts[k] = s
-	}
-	return s
-}
-
-// reset forgets a host's in-flight count (see the type's comment).
-func (p *datastaxPolicy) reset(h *gocql.HostInfo) {
-	s := p.host(h)
-	s.inFlight.Store(0)
-	s.mu.Lock()
-	s.orphans = s.orphans[:0]
-	s.mu.Unlock()
-}
+import "time"
 
 // inFlight is the driver's getInFlight: attempts not ended plus orphans
 // not yet released at now.
-func (p *datastaxPolicy) inFlight(s *dsHost, now time.Duration) int64 {
+func (c *dsCore) inFlight(s *dsHost, now time.Duration) int64 {
 	n := s.inFlight.Load()
 	s.mu.Lock()
 	k := 0
@@ -73,21 +33,18 @@ func endAttempt(s *dsHost) {
 	}
 }
 
-// observe ends one attempt of host h sent at sent (clock time) after
-// elapsed, with its real error (see the type's comment).
-func (p *datastaxPolicy) observe(ctx context.Context, h *gocql.HostInfo, elapsed time.Duration, err error) {
-	if h == nil {
-		return
-	}
-	s := p.host(h)
-	now := p.now()
+// observe ends one attempt of host key after elapsed; noResp: it ended
+// without the node's response (see the type's comment and noResponse).
+func (c *dsCore) observe(key string, elapsed time.Duration, noResp bool) {
+	s := c.state(key)
+	now := c.now()
 	sent := now - elapsed
 	endAttempt(s)
-	if noResponse(ctx, err) {
+	if noResp {
 		wait := max(2*elapsed, time.Duration(2*s.meanRespLoad()))
 		s.mu.Lock()
 		if len(s.orphans) < maxOrphans {
-			s.orphans = append(s.orphans, dsOrphan{sent: sent, releaseAt: now + min(wait, p.maxOrphan)})
+			s.orphans = append(s.orphans, dsOrphan{sent: sent, releaseAt: now + min(wait, c.maxOrphan)})
 		}
 		s.mu.Unlock()
 		return
@@ -107,7 +64,7 @@ func (p *datastaxPolicy) observe(ctx context.Context, h *gocql.HostInfo, elapsed
 	}
 	s.orphans = s.orphans[:k]
 	s.mu.Unlock()
-	p.responded(s)
+	c.responded(s)
 }
 
 func (s *dsHost) meanRespLoad() float64 {
@@ -116,61 +73,10 @@ func (s *dsHost) meanRespLoad() float64 {
 	return s.meanResp
 }
 
-// noResponse reports an attempt that ended without the node's response:
-// the caller gave up (context) or gocql's client-side timeout.
-func noResponse(ctx context.Context, err error) bool {
-	if err == nil {
-		return false
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, gocql.ErrTimeoutNoResponse) {
-		return true
-	}
-	return ctx != nil && ctx.Err() != nil
-}
-
-// dsObserver is the query observer wireDatastax chains in.
-type dsObserver struct {
-	p    *datastaxPolicy
-	next gocql.QueryObserver
-}
-
-func (o dsObserver) ObserveQuery(ctx context.Context, q gocql.ObservedQuery) {
-	o.p.observe(ctx, q.Host, q.End.Sub(q.Start), q.Err)
-	if o.next != nil {
-		o.next.ObserveQuery(ctx, q)
-	}
-}
-
-// wireDatastax installs p and its observer (chained before any observer
-// already set) into cfg; the session's timeout bounds orphans.
-func wireDatastax(cfg *gocql.ClusterConfig, p *datastaxPolicy) {
-	cfg.PoolConfig.HostSelectionPolicy = p
-	cfg.QueryObserver = dsObserver{p: p, next: cfg.QueryObserver}
-	if cfg.Timeout > 0 {
-		p.maxOrphan = cfg.Timeout
-	}
-	p.observed.Store(true)
-}
-
-func (p *datastaxPolicy) HostUp(h *gocql.HostInfo) {
-	p.reset(h)
-	p.HostSelectionPolicy.HostUp(h)
-}
-
-func (p *datastaxPolicy) HostDown(h *gocql.HostInfo) {
-	p.reset(h)
-	p.HostSelectionPolicy.HostDown(h)
-}
-
-func (p *datastaxPolicy) RemoveHost(h *gocql.HostInfo) {
-	p.reset(h)
-	p.HostSelectionPolicy.RemoveHost(h)
-}
-
 // responded records a response (success or error) from s, as the driver's
 // updateResponseTimes.
-func (p *datastaxPolicy) responded(s *dsHost) {
-	now := p.now()
+func (c *dsCore) responded(s *dsHost) {
+	now := c.now()
 	s.mu.Lock()
 	if s.n < 2 {
 		s.last[s.n] = now

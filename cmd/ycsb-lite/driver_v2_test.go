@@ -63,8 +63,8 @@ func TestDriverFlagRejected(t *testing.T) {
 		want string
 	}{
 		{[]string{"-driver", "v3"}, "-driver v3"},
-		{[]string{"-driver", "v2", "-compare", "datastax"}, `-driver v2 runs the policies`},
-		{[]string{"-driver", "v2", "-compare", "datastax+hedge"}, `not "datastax"`},
+		{[]string{"-driver", "v2", "-compare", "tailroute+payload"}, `-driver v2 runs the policies`},
+		{[]string{"-driver", "v2", "-compare", "tailroute+payload+hedge"}, `not "tailroute+payload"`},
 		{[]string{"-driver", "v2", "-compare", "tailroute+hedge-foo"}, `+hedge-cap<horizon>x<factor>`},
 	} {
 		var out, errb bytes.Buffer

@@ -74,24 +74,7 @@ func lookupPolicy(name string) (policySpec, error) {
 	if !ok {
 		return policySpec{}, fmt.Errorf("unknown policy %q; allowed: %s (each also as <policy>%s)", name, strings.Join(policyNames(), ", "), hedgeSuffix)
 	}
-	if p.name == "datastax" {
-		p = datastaxWithLocalDC(p)
-	}
 	return p, nil
-}
-
-// datastaxWithLocalDC gives the DataStax port (registered in datastax.go
-// with every host local) the -local-dc of its environment.
-func datastaxWithLocalDC(p policySpec) policySpec {
-	install := p.install
-	p.install = func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
-		inst, err := install(env, cfg)
-		if err == nil && env.localDC != "" {
-			cfg.PoolConfig.HostSelectionPolicy = newDatastaxPolicy(env.localDC, env.seed)
-		}
-		return inst, err
-	}
-	return p
 }
 
 // localDCPolicyNames are the policies -local-dc applies to.

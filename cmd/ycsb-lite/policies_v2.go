@@ -37,9 +37,9 @@ type installedV2 struct {
 // through apache/policy (tailroute+poll with polled server load, pinned with
 // SetHostID), the v2 driver's own token-aware, round-robin and host-pool
 // (its hostpool package over the same go-hostpool epsilon-greedy pool), and
-// the simulator's oracle (oracle_v2.go). Each also runs as <policy>+hedge
-// (apache/speculative, Arm per query). Not available: datastax (the port is
-// a gocql v1 policy).
+// the simulator's oracle (oracle_v2.go) and the DataStax port
+// (datastax_v2.go). Each also runs as <policy>+hedge (apache/speculative,
+// Arm per query).
 var policiesV2 = map[string]installV2{
 	"tailroute":              tailrouteV2(policy.C3, true, 0),
 	"tailroute" + pollSuffix: tailrouteV2(policy.C3, true, policy.DefaultServerLoadInterval),
@@ -58,7 +58,8 @@ var policiesV2 = map[string]installV2{
 		cfg.PoolConfig.HostSelectionPolicy = hostpool2.HostPoolHostPolicy(hp)
 		return installedV2{installed: installed{release: hp.Close}}, nil
 	},
-	"oracle": oracleV2,
+	"oracle":   oracleV2,
+	"datastax": datastaxV2,
 }
 
 // lookupV2 resolves a -driver v2 policy name, <policy>+hedge and its
