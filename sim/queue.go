@@ -19,6 +19,7 @@ type request struct {
 	injectRT bool // answer with an injected read timeout after service
 	stage    int  // thread pool it is counted in (stageRead, stageMutation)
 	enq      time.Time
+	fwd      *forwarded // non-nil when a replica executes it for another coordinator
 }
 
 // setWorkers sets W. Worker goroutines are never retired before Close:
@@ -154,7 +155,7 @@ func (n *Node) admit(req *request) {
 				req.injectRT = true
 			default:
 				n.errors.Add(1)
-				req.c.sendMsg(req.version, req.stream, injectedError(ms.InjectedError), nil)
+				req.answer(req.failure(injectedError(ms.InjectedError)), nil)
 				return
 			}
 		}
@@ -168,7 +169,7 @@ func (n *Node) admit(req *request) {
 		n.waiting.Add(-1)
 		n.stages[req.stage].pending.Add(-1)
 		n.errors.Add(1)
-		req.c.sendMsg(req.version, req.stream, injectedError("overloaded"), nil)
+		req.answer(req.failure(injectedError("overloaded")), nil)
 	}
 }
 
@@ -181,7 +182,7 @@ func (n *Node) complete(req *request, st time.Duration) {
 	}
 	if req.injectRT {
 		n.errors.Add(1)
-		req.c.sendMsg(req.version, req.stream, injectedError("read_timeout"), payload)
+		req.answer(req.failure(injectedError("read_timeout")), payload)
 		return
 	}
 	msg := n.execDataSafe(req.bound)
@@ -191,7 +192,7 @@ func (n *Node) complete(req *request, st time.Duration) {
 		n.served.Add(1)
 		n.windows.inc(time.Now())
 	}
-	req.c.sendMsg(req.version, req.stream, msg, payload)
+	req.answer(msg, payload)
 }
 
 func (n *Node) execDataSafe(b *boundStmt) (msg message.Message) {
