@@ -124,10 +124,7 @@ func (n *Node) worker(id int, seed uint64) {
 func (n *Node) waitPause(sleep func(time.Duration) bool) (paused, ok bool) {
 	for {
 		now := time.Now()
-		end := time.Unix(0, n.pauseUntil.Load())
-		if pe := n.model.Load().periodicPauseEnd(now); pe.After(end) {
-			end = pe
-		}
+		end := n.pauseEnd(now)
 		if !end.After(now) {
 			return paused, true
 		}
