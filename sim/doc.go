@@ -116,7 +116,10 @@
 // modelled: the snitch's severity term and its sampling of other message
 // types, read repair, speculative retry (rapid read protection), digest
 // reads to further replicas. Only running replicas are candidates; with
-// none the coordinator answers Unavailable. A replica's injected error
+// none the coordinator answers Unavailable. The coordinator's own injected
+// overloaded or unavailable errors are answered before forwarding (its
+// injected read_timeout does not apply to forwarded reads). A replica's
+// injected error
 // (overloaded, unavailable or read_timeout) or full queue reaches the
 // client as ReadTimeout from the coordinator, at once (Cassandra's
 // coordinator would wait read_request_timeout, 5 s, for an overloaded

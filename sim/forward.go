@@ -23,7 +23,9 @@ type forwarded struct {
 // of the partition's replicas and the replicas run in this process; then
 // the snitch's replica among the running ones executes it (no running
 // replica: Unavailable). The coordinator spends no service time on it but
-// forwards only when not paused.
+// forwards only when not paused, and answers its own injected overloaded
+// or unavailable errors (decisions a Cassandra coordinator takes itself)
+// at once; an injected read_timeout applies on the executing node only.
 func (n *Node) route(req *request) {
 	reps := n.readReplicas(req.bound)
 	if reps == nil {
@@ -43,6 +45,11 @@ func (n *Node) route(req *request) {
 		return
 	}
 	n.afterPause(func() {
+		if kind := n.injectedKind(n.model.Load()); kind != "" && kind != "read_timeout" {
+			n.errors.Add(1)
+			req.c.sendMsg(req.version, req.stream, injectedError(kind), nil)
+			return
+		}
 		r := n.snitch.pick(live, time.Now())
 		n.forwards.Add(1)
 		req.fwd = &forwarded{coord: n, replica: r, at: time.Now()}

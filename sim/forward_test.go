@@ -130,4 +130,12 @@ func TestForwardedReadReplicaErrors(t *testing.T) {
 		require.True(t, errors.As(err, &rt), "%s on the replica: the coordinator reports a read timeout, got %v", kind, err)
 		require.Greater(t, rep.Stats().Errors, e0, "the replica counts its error")
 	}
+	require.NoError(t, rep.SetModel(ServiceModel{ZeroService: true}))
+	coord := c.Nodes()[0]
+	require.NoError(t, coord.SetModel(ServiceModel{ZeroService: true, ErrorRate: 1}))
+	served := rep.Stats().Served
+	err := readKey(s, key)
+	var re gocql.RequestError
+	require.True(t, errors.As(err, &re) && re.Code() == gocql.ErrCodeOverloaded, "the coordinator's own Overloaded, got %v", err)
+	require.Equal(t, served, rep.Stats().Served, "nothing forwarded")
 }

@@ -142,20 +142,14 @@ func (n *Node) admit(req *request) {
 	if !ms.ZeroService {
 		req.enq = time.Now()
 	}
-	if ms.ErrorRate > 0 {
-		n.admRng.Lock()
-		hit := n.admRng.r.float() < ms.ErrorRate
-		n.admRng.Unlock()
-		if hit {
-			switch ms.InjectedError {
-			case "read_timeout":
-				req.injectRT = true
-			default:
-				n.errors.Add(1)
-				req.answer(req.failure(injectedError(ms.InjectedError)), nil)
-				return
-			}
-		}
+	switch n.injectedKind(ms) {
+	case "":
+	case "read_timeout":
+		req.injectRT = true
+	default:
+		n.errors.Add(1)
+		req.answer(req.failure(injectedError(ms.InjectedError)), nil)
+		return
 	}
 	req.stage = stageOf(req.bound)
 	n.waiting.Add(1)
@@ -168,6 +162,21 @@ func (n *Node) admit(req *request) {
 		n.errors.Add(1)
 		req.answer(req.failure(injectedError("overloaded")), nil)
 	}
+}
+
+// injectedKind draws whether a data request gets the model's injected
+// error and returns its kind, or "" for none.
+func (n *Node) injectedKind(ms *modelState) string {
+	if ms.ErrorRate <= 0 {
+		return ""
+	}
+	n.admRng.Lock()
+	hit := n.admRng.r.float() < ms.ErrorRate
+	n.admRng.Unlock()
+	if !hit {
+		return ""
+	}
+	return ms.InjectedError
 }
 
 // complete executes the request and answers it.
