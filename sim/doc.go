@@ -111,20 +111,21 @@
 // the last 100 per replica are kept, scores are their medians recomputed
 // every 100 ms (dynamic_snitch_update_interval) and dropped every 600 s
 // (dynamic_snitch_reset_interval); a replica without samples scores 0; the
-// first replica in ring order is used unless its score exceeds 1.1 times
-// the best one (dynamic_snitch_badness_threshold 0.1), then the best. Not
+// first replica in ring order is used unless, at some position of the ring
+// order, the replica there scores more than 1.1 times the replica at that
+// position by score (dynamic_snitch_badness_threshold 0.1): then the best
+// scoring one. Not
 // modelled: the snitch's severity term and its sampling of other message
 // types, read repair, speculative retry (rapid read protection), digest
 // reads to further replicas. Only running replicas are candidates; with
 // none the coordinator answers Unavailable. The coordinator's own injected
 // overloaded or unavailable errors are answered before forwarding (its
 // injected read_timeout does not apply to forwarded reads). A replica's
-// injected error
-// (overloaded, unavailable or read_timeout) or full queue reaches the
-// client as ReadTimeout from the coordinator, at once (Cassandra's
-// coordinator would wait read_request_timeout, 5 s, for an overloaded
-// replica), and counts as a 5 s sample in the snitch, as Cassandra samples
-// an expired request.
+// injected error (overloaded, unavailable or read_timeout) or full queue
+// reaches the client as ReadTimeout from the coordinator, at once
+// (Cassandra's coordinator would wait read_request_timeout, 5 s, for an
+// overloaded replica), and counts as a 5 s sample in the snitch, as
+// Cassandra samples an expired request.
 //
 // # Service-time model (C3 paper, section 6)
 //

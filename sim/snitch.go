@@ -5,6 +5,7 @@
 package sim
 
 import (
+	"cmp"
 	"slices"
 	"sync"
 	"time"
@@ -56,11 +57,12 @@ func (s *snitch) record(r int, d time.Duration) {
 	w.n = min(w.n+1, snitchWindow)
 }
 
-// pick returns the replica a CL ONE read goes to among live (in the
-// subsnitch's order, the ring order of SimpleSnitch): the first of live
-// unless its score exceeds (1 + snitchBadness) times the best score, in
-// which case the best-scoring replica (Cassandra's
-// sortedByProximityWithBadness, first position).
+// pick returns the replica a CL ONE read goes to among live, given in the
+// subsnitch's order (the ring order of SimpleSnitch): Cassandra's
+// sortedByProximityWithBadness, first position. When at any position the
+// subsnitch's replica scores more than (1 + snitchBadness) times the
+// replica at that position by score, the best-scoring replica; otherwise
+// live[0].
 func (s *snitch) pick(live []int, now time.Time) int {
 	if len(live) == 1 {
 		return live[0]
@@ -68,14 +70,12 @@ func (s *snitch) pick(live []int, now time.Time) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.refresh(now)
-	best := live[0]
-	for _, r := range live[1:] {
-		if s.scores[r] < s.scores[best] {
-			best = r
+	byScore := slices.Clone(live)
+	slices.SortStableFunc(byScore, func(a, b int) int { return cmp.Compare(s.scores[a], s.scores[b]) })
+	for i, r := range live {
+		if s.scores[r] > (1+snitchBadness)*s.scores[byScore[i]] {
+			return byScore[0]
 		}
-	}
-	if s.scores[live[0]] > (1+snitchBadness)*s.scores[best] {
-		return best
 	}
 	return live[0]
 }
