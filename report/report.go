@@ -20,8 +20,10 @@ type NodeLoad struct {
 	// coordinator (counted by the driver's query observer).
 	Requests int64   `json:"requests"`
 	Share    float64 `json:"share"` // Requests / all requests
-	// Windows are the requests the node served per 100 ms during the run
-	// phase (simulated clusters only; as the simulator counts them).
+	// Windows are the requests the node executed successfully per 100 ms
+	// during the run phase (simulated clusters only; as the simulator
+	// counts them: a read that a non-replica coordinator forwarded counts
+	// on the replica that executed it, not on the coordinator).
 	Windows []uint64 `json:"windows_100ms,omitempty"`
 	Served  uint64   `json:"served,omitempty"` // sum of Windows
 }

@@ -1,5 +1,5 @@
 // Data execution: SELECT, INSERT, UPDATE, DELETE and TRUNCATE on user tables,
-// run by the coordinator node's workers.
+// run by the workers of the node executing them (see forward.go).
 
 package sim
 
@@ -10,7 +10,8 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/message"
 )
 
-// execData executes a data statement on this (coordinator) node.
+// execData executes a data statement on this node: its coordinator or the
+// replica a non-replica coordinator forwarded a read to.
 func (n *Node) execData(b *boundStmt) message.Message {
 	p := b.p
 	st := p.st

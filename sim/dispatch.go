@@ -111,7 +111,7 @@ func (c *conn) run(version uint8, stream int16, p *plan, opts *message.QueryOpti
 	b := &boundStmt{p: p, values: opts.PositionalValues, skipMeta: opts.SkipMetadata, ksession: sessionKS, version: version,
 		pageSize: opts.PageSize, pagingState: opts.PagingState}
 	if p.isData() {
-		c.n.admit(&request{c: c, stream: stream, version: version, bound: b})
+		c.n.route(&request{c: c, stream: stream, version: version, bound: b})
 		return
 	}
 	c.sendMsg(version, stream, c.execControl(b), nil)

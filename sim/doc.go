@@ -92,12 +92,46 @@
 // TestPlacementMatchesPolicyCore on every strategy. Each node has its own in-memory store; a
 // write is applied to every replica's store when the coordinator serves it
 // (in-process directly, across processes over the peers' admin endpoints).
-// A read served by a non-replica coordinator is read from a replica's store
-// without charging that replica's queue. Scans merge all nodes' stores.
+// Scans merge all nodes' stores.
+//
+// # Coordinators and replicas
+//
+// A single-partition SELECT whose coordinator is one of the partition's
+// replicas is executed by the coordinator. Otherwise the coordinator
+// forwards it to one replica, which executes it through its own
+// ServiceModel (queue, workers, slowdown, fluctuation, pauses, injected
+// errors) and counts it in its NodeStats (Served or Errors, Windows) and
+// its ReadStage; the coordinator counts it in NodeStats.Forwarded only. The
+// coordinator spends no service time on a forwarded read (Cassandra's
+// coordinator work for it is network and a little CPU) but forwards it and
+// relays the answer only while not paused. The replica is chosen as
+// Cassandra 4.0's DynamicEndpointSnitch orders replicas for CL ONE, per
+// coordinator: the subsnitch order is the ring order (SimpleSnitch); each
+// forwarded read's latency (forward to answer) is a sample of its replica,
+// the last 100 per replica are kept, scores are their medians recomputed
+// every 100 ms (dynamic_snitch_update_interval) and dropped every 600 s
+// (dynamic_snitch_reset_interval); a replica without samples scores 0; the
+// first replica in ring order is used unless, at some position of the ring
+// order, the replica there scores more than 1.1 times the replica at that
+// position by score (dynamic_snitch_badness_threshold 0.1): then the best
+// scoring one. Not
+// modelled: the snitch's severity term and its sampling of other message
+// types, read repair, speculative retry (rapid read protection), digest
+// reads to further replicas. Only running replicas are candidates; with
+// none the coordinator answers Unavailable. The coordinator's own injected
+// overloaded or unavailable errors are answered before forwarding (its
+// injected read_timeout does not apply to forwarded reads). A replica's
+// injected error (overloaded, unavailable or read_timeout) or full queue
+// reaches the client as ReadTimeout from the coordinator, at once
+// (Cassandra's coordinator would wait read_request_timeout, 5 s, for an
+// overloaded replica), and counts as a 5 s sample in the snitch, as
+// Cassandra samples an expired request.
 //
 // # Service-time model (C3 paper, section 6)
 //
-// Only data requests (non-system tables) pass through a node's ServiceModel:
+// Only data requests (non-system tables) pass through a ServiceModel, that
+// of the node executing them (the coordinator, or the replica a
+// non-replica coordinator forwards a single-partition read to, see above):
 // a FIFO queue served by W workers, exponential service times with mean
 // 1/mu (MeanService) times Slowdown, bimodal fluctuation (every T each node
 // independently serves at mu or mu/D), periodic and one-off stop-the-world
@@ -119,6 +153,13 @@
 //     clustering or composite partition keys; consistency levels are
 //     accepted and ignored (every write reaches all live replicas, a read
 //     uses one replica).
+//   - Writes, TRUNCATE and token-range scans are executed by the
+//     coordinator alone: they pass through its ServiceModel only, and the
+//     other replicas' stores are updated without charging their queues.
+//   - In process mode (StartNode, one node per process) a read whose
+//     replicas include a remote peer is not forwarded: the coordinator
+//     executes it through its own ServiceModel and reads the row from a
+//     replica over the admin endpoint without charging that replica.
 //   - A stopped node keeps receiving replica writes in-process (its store
 //     stays current); in process mode a write to an unreachable replica is
 //     lost for that replica, and DDL forwarding is best effort (a peer that

@@ -15,12 +15,16 @@ import (
 
 // NodeStats is a snapshot of a node's counters.
 type NodeStats struct {
-	Served   uint64   // data requests answered successfully
-	Errors   uint64   // data requests answered with an error (injected or invalid)
-	QueueLen int      // data requests waiting for a worker
-	InFlight int      // data requests received and not yet answered (waiting + in service)
-	Dropped  uint64   // client connections dropped because they did not read their responses (Config.WriteQueueBytes)
-	Windows  []uint64 // successful data requests served per 100 ms window since the cluster started
+	Served   uint64 // data requests answered successfully
+	Errors   uint64 // data requests answered with an error (injected or invalid)
+	QueueLen int    // data requests waiting for a worker
+	InFlight int    // data requests received and not yet answered (waiting + in service)
+	Dropped  uint64 // client connections dropped because they did not read their responses (Config.WriteQueueBytes)
+	// Forwarded counts reads this node coordinated without being a
+	// replica; the replica that executed each counts it in its Served or
+	// Errors (and Windows), this node does not.
+	Forwarded uint64
+	Windows   []uint64 // successful data requests served per 100 ms window since the cluster started
 }
 
 // Node is one simulated Cassandra node.
@@ -45,6 +49,8 @@ type Node struct {
 	errors    atomic.Uint64
 	slowDrops atomic.Uint64 // connections dropped for not reading
 	windows   windowCounter
+	snitch    snitch                   // replica latencies seen as coordinator (forward.go)
+	forwards  atomic.Uint64            // reads forwarded to a replica
 	stages    [numStages]stageCounters // system_views.thread_pools
 	noVirtual atomic.Bool              // answer like Cassandra 3.x (SetVirtualTables)
 	admRng    struct {
@@ -138,7 +144,8 @@ func (n *Node) Pause(d time.Duration) {
 func (n *Node) Stats() NodeStats {
 	w := n.waiting.Load()
 	return NodeStats{Served: n.served.Load(), Errors: n.errors.Load(), QueueLen: int(w), Dropped: n.slowDrops.Load(),
-		InFlight: int(w + n.inService.Load()), Windows: n.windows.snapshot(time.Now())}
+		Forwarded: n.forwards.Load(),
+		InFlight:  int(w + n.inService.Load()), Windows: n.windows.snapshot(time.Now())}
 }
 
 // Oracle returns the instantaneous truth for an Oracle baseline: the number

@@ -19,6 +19,7 @@ type request struct {
 	injectRT bool // answer with an injected read timeout after service
 	stage    int  // thread pool it is counted in (stageRead, stageMutation)
 	enq      time.Time
+	fwd      *forwarded // non-nil when a replica executes it for another coordinator
 }
 
 // setWorkers sets W. Worker goroutines are never retired before Close:
@@ -123,10 +124,7 @@ func (n *Node) worker(id int, seed uint64) {
 func (n *Node) waitPause(sleep func(time.Duration) bool) (paused, ok bool) {
 	for {
 		now := time.Now()
-		end := time.Unix(0, n.pauseUntil.Load())
-		if pe := n.model.Load().periodicPauseEnd(now); pe.After(end) {
-			end = pe
-		}
+		end := n.pauseEnd(now)
 		if !end.After(now) {
 			return paused, true
 		}
@@ -144,20 +142,14 @@ func (n *Node) admit(req *request) {
 	if !ms.ZeroService {
 		req.enq = time.Now()
 	}
-	if ms.ErrorRate > 0 {
-		n.admRng.Lock()
-		hit := n.admRng.r.float() < ms.ErrorRate
-		n.admRng.Unlock()
-		if hit {
-			switch ms.InjectedError {
-			case "read_timeout":
-				req.injectRT = true
-			default:
-				n.errors.Add(1)
-				req.c.sendMsg(req.version, req.stream, injectedError(ms.InjectedError), nil)
-				return
-			}
-		}
+	switch n.injectedKind(ms) {
+	case "":
+	case "read_timeout":
+		req.injectRT = true
+	default:
+		n.errors.Add(1)
+		req.answer(req.failure(injectedError(ms.InjectedError)), nil)
+		return
 	}
 	req.stage = stageOf(req.bound)
 	n.waiting.Add(1)
@@ -168,8 +160,23 @@ func (n *Node) admit(req *request) {
 		n.waiting.Add(-1)
 		n.stages[req.stage].pending.Add(-1)
 		n.errors.Add(1)
-		req.c.sendMsg(req.version, req.stream, injectedError("overloaded"), nil)
+		req.answer(req.failure(injectedError("overloaded")), nil)
 	}
+}
+
+// injectedKind draws whether a data request gets the model's injected
+// error and returns its kind, or "" for none.
+func (n *Node) injectedKind(ms *modelState) string {
+	if ms.ErrorRate <= 0 {
+		return ""
+	}
+	n.admRng.Lock()
+	hit := n.admRng.r.float() < ms.ErrorRate
+	n.admRng.Unlock()
+	if !hit {
+		return ""
+	}
+	return ms.InjectedError
 }
 
 // complete executes the request and answers it.
@@ -181,7 +188,7 @@ func (n *Node) complete(req *request, st time.Duration) {
 	}
 	if req.injectRT {
 		n.errors.Add(1)
-		req.c.sendMsg(req.version, req.stream, injectedError("read_timeout"), payload)
+		req.answer(req.failure(injectedError("read_timeout")), payload)
 		return
 	}
 	msg := n.execDataSafe(req.bound)
@@ -191,7 +198,7 @@ func (n *Node) complete(req *request, st time.Duration) {
 		n.served.Add(1)
 		n.windows.inc(time.Now())
 	}
-	req.c.sendMsg(req.version, req.stream, msg, payload)
+	req.answer(msg, payload)
 }
 
 func (n *Node) execDataSafe(b *boundStmt) (msg message.Message) {
