@@ -82,14 +82,14 @@
 // # Placement and storage
 //
 // Tokens are Murmur3 (Murmur3Token, identical to Cassandra and gocql): with
-// Config.VNodes = 1 node i owns MinInt64 + i*2^64/N, otherwise VNodes random
+// Config.VNodes = 1 node i owns MinInt64 + i*ceil(2^64/N), otherwise VNodes random
 // tokens per node from Config.Seed. Replicas follow Cassandra's placement
 // (SimpleStrategy ring walk; NTS per DC with Cassandra's rack-aware walk).
 // gocql's TokenAwareHostPolicy agrees with it except that gocql v1.7.0 can
 // list one host twice in an NTS replica set when nodes have several vnodes
 // (the simulator does not copy that). The router's own placement
 // (internal/core.Ring.Replicas) is pinned to this one by
-// TestPlacementMatchesPolicyCore on every strategy. Each node has its own in-memory store; a
+// TestPlacementMatchesPolicyCore for SimpleStrategy and NetworkTopologyStrategy. Each node has its own in-memory store; a
 // write is applied to every replica's store when the coordinator serves it
 // (in-process directly, across processes over the peers' admin endpoints).
 // Scans merge all nodes' stores.
