@@ -121,7 +121,10 @@
 // host's polled active_tasks_limit (WithServerLoad), else from
 // WithServerWorkers, default 1: without a signal the client cannot tell a
 // node's real parallelism, and an assumed W_s above it removes the queue
-// penalty that makes C3 leave a node whose requests pile up.
+// penalty that makes C3 leave a node whose requests pile up. W_s counts
+// only while the node answers: once it has owed responses for a silence
+// longer than its R_s, W_s is scaled by R_s/silence (never below 1), so a
+// paused node is scored as a single queue within a few R_s.
 //
 // Defaults: strategy C3, w (ConcurrencyWeight) 1, busy at 10 in flight and
 // 200ms without response, stalled after max(10ms, 4*R_s) of silence, CUBIC delta 20ms, beta 0.2, saddle 100ms,

@@ -151,7 +151,14 @@ func (st *queryState[H, S]) demote(c []core.Candidate, now time.Duration) int32 
 }
 
 // score is the C3 score Psi_s of a host's view (core.C3Score), with W_s
-// the host's polled active_tasks_limit, else WithServerWorkers. Health is
+// the host's polled active_tasks_limit, else WithServerWorkers, as long as
+// the host answers: W_s workers drain the queue ahead only while they
+// serve. A host that has owed responses for a Silence longer than its R_s
+// has shown at most R_s/Silence of the service rate W_s assumes, so its W_s
+// is scaled by R_s/Silence (never below 1, the paper's single queue). A
+// paused host thus loses the drain credit within a few R_s instead of
+// collecting W_s times as many requests before its queue term repels them;
+// a host answering within R_s keeps its W_s. Health is
 // not part of it: dividing by successRate^3 is no match for qhat^3 (one
 // more request in flight on a healthy replica outweighs a 50 % failure
 // rate), so health orders replicas before the score does
@@ -160,6 +167,9 @@ func (p *Router[H, S]) score(v tracker.View) float64 {
 	workers := v.Workers
 	if workers <= 0 {
 		workers = p.cfg.workers
+	}
+	if s := float64(v.Silence); workers > 1 && s > v.ResponseTime {
+		workers = max(1, workers*v.ResponseTime/s)
 	}
 	return core.C3Score(v.ResponseTime, v.ServiceTime, v.QueueSize, v.Outstanding(), p.cfg.weight, workers)
 }
