@@ -1,3 +1,6 @@
+// config.go is every option of the Router in one file (about 400 lines), so the options,
+// their defaults and their allowed ranges read as one list.
+
 package route
 
 import (
