@@ -2,8 +2,6 @@ package policy
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/gocql/gocql"
@@ -130,20 +128,13 @@ func permanentPollError(err error) bool { return cqlerr.PollPermanent[gocql.Requ
 // context marks it as a poll, and Pick plans the polled host alone.
 func queryThreadPools(ctx context.Context, s *gocql.Session, host *gocql.HostInfo, id string) (route.ThreadPoolSample, error) {
 	iter := s.Query(route.ThreadPoolsQuery).WithContext(ctx).Consistency(gocql.One).RetryPolicy(nil).Idempotent(false).Iter()
-	smp, found := route.ScanThreadPools(iter.Scan)
-	if err := iter.Close(); err != nil {
-		return smp, err
-	}
-	if h := iter.Host(); h != nil && hostID(h) != id {
-		return smp, fmt.Errorf("poll of %s answered by %s", id, hostID(h)) // never counts for the wrong host
-	}
-	if found == 0 {
-		return smp, errNoStages
-	}
-	return smp, nil
+	return route.ReadPoll(iter.Scan, iter.Close, func() string {
+		if h := iter.Host(); h != nil {
+			return hostID(h)
+		}
+		return ""
+	}, id)
 }
-
-var errNoStages = errors.New("policy: system_views.thread_pools has no ReadStage or MutationStage row")
 
 // hostID is the router's id of a host: its host ID, else its address.
 func hostID(h *gocql.HostInfo) string {

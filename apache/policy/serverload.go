@@ -3,7 +3,6 @@ package policy
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
@@ -71,22 +70,15 @@ func queryThreadPools(ctx context.Context, s *gocql.Session, host *gocql.HostInf
 	}
 	iter := s.Query(route.ThreadPoolsQuery).WithContext(ctx).Consistency(gocql.One).RetryPolicy(nil).Idempotent(false).
 		SetHostID(host.HostID()).Iter()
-	smp, found := route.ScanThreadPools(iter.Scan)
-	if err := iter.Close(); err != nil {
-		return smp, err
-	}
-	if h := iter.Host(); h != nil && hostID(h) != id {
-		return smp, fmt.Errorf("poll of %s answered by %s", id, hostID(h)) // never counts for the wrong host
-	}
-	if found == 0 {
-		return smp, errNoStages
-	}
-	return smp, nil
+	return route.ReadPoll(iter.Scan, iter.Close, func() string {
+		if h := iter.Host(); h != nil {
+			return hostID(h)
+		}
+		return ""
+	}, id)
 }
 
 var errNoHostID = errors.New("policy: the host has no host ID to pin the poll to")
-
-var errNoStages = errors.New("policy: system_views.thread_pools has no ReadStage or MutationStage row")
 
 // hostID is the router's id of a host: its host ID, else its address.
 func hostID(h *gocql.HostInfo) string {

@@ -2,6 +2,8 @@ package route
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -135,6 +137,28 @@ func ScanThreadPools(scan func(dest ...any) bool) (smp ThreadPoolSample, found i
 	}
 	return smp, found
 }
+
+// ReadPoll finishes a poll query of the host with the router's id id:
+// it scans the rows (ScanThreadPools), closes the iterator and checks the
+// answer, so that a sample never counts for the wrong host: the iterator's
+// error, an answer from another host than id (answeredBy returns the id of
+// the host that answered, "" when the driver does not say), or no
+// ReadStage or MutationStage row is an error.
+func ReadPoll(scan func(dest ...any) bool, closeIter func() error, answeredBy func() string, id string) (ThreadPoolSample, error) {
+	smp, found := ScanThreadPools(scan)
+	if err := closeIter(); err != nil {
+		return smp, err
+	}
+	if by := answeredBy(); by != "" && by != id {
+		return smp, fmt.Errorf("poll of %s answered by %s", id, by)
+	}
+	if found == 0 {
+		return smp, errNoStages
+	}
+	return smp, nil
+}
+
+var errNoStages = errors.New("policy: system_views.thread_pools has no ReadStage or MutationStage row")
 
 // AddStage adds one row of system_views.thread_pools to the sample and
 // reports whether it was one of the stages read (ReadStage, MutationStage).

@@ -1,6 +1,7 @@
 package route
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -73,4 +74,38 @@ func TestScanThreadPools(t *testing.T) {
 	assert.Equal(t, 2, found)
 	assert.Equal(t, ThreadPoolSample{Active: 4, Pending: 2, Completed: 100, Workers: 16}, smp,
 		"ReadStage's limit unknown: MutationStage's")
+}
+
+// ReadPoll accepts a sample only from the polled host, with at least one
+// stage row and no iterator error.
+func TestReadPoll(t *testing.T) {
+	rows := func(names ...string) func(dest ...any) bool {
+		i := 0
+		return func(dest ...any) bool {
+			if i == len(names) {
+				return false
+			}
+			*dest[0].(*string) = names[i]
+			*dest[1].(*int), *dest[2].(*int), *dest[3].(*int) = 1, 4, 0
+			*dest[4].(*int64) = 10
+			i++
+			return true
+		}
+	}
+	ok := func() error { return nil }
+	by := func(id string) func() string { return func() string { return id } }
+
+	smp, err := ReadPoll(rows("ReadStage"), ok, by("h1"), "h1")
+	assert.NoError(t, err)
+	assert.Equal(t, ThreadPoolSample{Active: 1, Completed: 10, Workers: 4}, smp)
+	_, err = ReadPoll(rows("ReadStage"), ok, by(""), "h1")
+	assert.NoError(t, err, "the driver did not say who answered")
+
+	_, err = ReadPoll(rows("ReadStage"), ok, by("h2"), "h1")
+	assert.ErrorContains(t, err, "poll of h1 answered by h2")
+	_, err = ReadPoll(rows("CompactionExecutor"), ok, by("h1"), "h1")
+	assert.ErrorIs(t, err, errNoStages)
+	closeErr := errors.New("timeout")
+	_, err = ReadPoll(rows("ReadStage"), func() error { return closeErr }, by("h1"), "h1")
+	assert.ErrorIs(t, err, closeErr)
 }
