@@ -102,13 +102,18 @@ func (r *runner) openClientsV2(name string, cl *sim.Cluster, hosts []string, por
 		cleanup = append(cleanup, sess.Close)
 		db := newCQLDB(nil, o.keyspace, o.cfg.Table, fields, o.consistency)
 		cons := gocql2.Consistency(o.consistency)
-		arm := inst.arm
+		arm, feedback := inst.arm, inst.feedback
 		db.run = func(ctx context.Context, stmt string, args []any) error {
 			q := sess.Query(stmt, args...).Consistency(cons).Idempotent(true)
 			if arm != nil {
 				ctx = arm(ctx, q)
 			}
-			return q.ExecContext(ctx)
+			if feedback == nil {
+				return q.ExecContext(ctx)
+			}
+			iter := q.IterContext(ctx)
+			feedback(iter)
+			return iter.Close()
 		}
 		clients[c] = &client{inst: inst.installed, counter: counter, db: db, attempts: attempts}
 	}

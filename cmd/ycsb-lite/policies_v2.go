@@ -31,6 +31,9 @@ type installV2 func(env policyEnv, cfg *gocql2.ClusterConfig) (installedV2, erro
 type installedV2 struct {
 	installed
 	arm func(context.Context, *gocql2.Query) context.Context
+	// feedback, for +payload policies, reads the simulator's payload
+	// feedback of every result before it is closed.
+	feedback func(*gocql2.Iter) bool
 }
 
 // policiesV2 are the policies -driver v2 can run: tailroute's strategies
@@ -39,12 +42,13 @@ type installedV2 struct {
 // (its hostpool package over the same go-hostpool epsilon-greedy pool), and
 // the simulator's oracle (oracle_v2.go) and the DataStax port
 // (datastax_v2.go). Each also runs as <policy>+hedge (apache/speculative,
-// Arm per query).
+// Arm per query). tailroute and tailroute-norate have the server-signal
+// variants of -driver v1 (+poll, +poll100ms, +poll1s, +payload), added by
+// init.
 var policiesV2 = map[string]installV2{
-	"tailroute":              tailrouteV2(policy.C3, true, 0),
-	"tailroute" + pollSuffix: tailrouteV2(policy.C3, true, policy.DefaultServerLoadInterval),
-	"tailroute-p2c":          tailrouteV2(policy.P2C, true, 0),
-	"tailroute-norate":       tailrouteV2(policy.C3, false, 0),
+	"tailroute":        tailrouteV2(policy.C3, true, 0, false),
+	"tailroute-p2c":    tailrouteV2(policy.P2C, true, 0, false),
+	"tailroute-norate": tailrouteV2(policy.C3, false, 0, false),
 	"token-aware": func(env policyEnv, cfg *gocql2.ClusterConfig) (installedV2, error) {
 		cfg.PoolConfig.HostSelectionPolicy = gocql2.TokenAwareHostPolicy(roundRobinV2(env.localDC))
 		return installedV2{}, nil
@@ -80,12 +84,8 @@ func lookupV2(name string) (installV2, error) {
 	if install := policiesV2[name]; install != nil {
 		return install, nil
 	}
-	why := ""
-	if _, err := lookupPolicy(name); err == nil {
-		why = " (a gocql v1 policy only: use -driver v1)"
-	}
-	return nil, fmt.Errorf("-driver v2 runs the policies %s (each also as <policy>%s); not %q%s",
-		strings.Join(policyNamesV2(), ", "), hedgeSuffix, name, why)
+	return nil, fmt.Errorf("-driver v2 runs the policies %s (each also as <policy>%s); not %q",
+		strings.Join(policyNamesV2(), ", "), hedgeSuffix, name)
 }
 
 // hedgedV2 is hedgedSpec for the v2 driver: base with apache/speculative
@@ -158,7 +158,19 @@ func roundRobinV2(localDC string) gocql2.HostSelectionPolicy {
 	return gocql2.RoundRobinHostPolicy()
 }
 
-func tailrouteV2(s policy.Strategy, rate bool, poll time.Duration) installV2 {
+func init() {
+	for _, name := range []string{"tailroute", "tailroute-norate"} {
+		rate := name == "tailroute"
+		for _, pi := range pollIntervals {
+			policiesV2[name+pi.suffix] = tailrouteV2(policy.C3, rate, pi.interval, false)
+		}
+		policiesV2[name+payloadSuffix] = tailrouteV2(policy.C3, rate, 0, true)
+	}
+}
+
+// tailrouteV2 installs tailroute through apache/policy: with polled server
+// load when poll > 0, reading the simulator's payload feedback when payload.
+func tailrouteV2(s policy.Strategy, rate bool, poll time.Duration, payload bool) installV2 {
 	return func(env policyEnv, cfg *gocql2.ClusterConfig) (installedV2, error) {
 		opts := []policy.Option{policy.WithStrategy(s), policy.WithRateControl(rate)}
 		if env.clients > 1 {
@@ -183,6 +195,10 @@ func tailrouteV2(s policy.Strategy, rate bool, poll time.Duration) installV2 {
 				return map[string]any{"hosts": p.Stats(), "server_load": p.ServerLoadCounters()}
 			}
 		}
-		return installedV2{installed: inst}, nil
+		out := installedV2{installed: inst}
+		if payload {
+			out.feedback = p.RecordFeedback
+		}
+		return out, nil
 	}
 }
