@@ -15,7 +15,7 @@ func (c *conn) handle(version uint8, stream int16, msg message.Message) {
 	switch m := msg.(type) {
 	case *message.Options:
 		c.sendMsg(version, stream, &message.Supported{Options: map[string][]string{
-			"CQL_VERSION": {"3.4.4"}, "COMPRESSION": {}, "PROTOCOL_VERSIONS": {"3/v3", "4/v4"}}}, nil)
+			"CQL_VERSION": {"3.4.4"}, "COMPRESSION": {}, "PROTOCOL_VERSIONS": servedVersionList}}, nil)
 	case *message.Startup:
 		if comp := m.GetCompression(); comp != primitive.CompressionNone && comp != "" {
 			c.sendMsg(version, stream, &message.ProtocolError{ErrorMessage: "sim: compression " + string(comp) + " is not supported (allowed: none)"}, nil)

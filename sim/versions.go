@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"strings"
 
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 )
@@ -23,6 +24,10 @@ const (
 	// the USE_BETA header flag; the simulator does not implement it.
 	betaVersion = 5
 )
+
+// servedVersionList is servedVersions as the SUPPORTED answer's
+// PROTOCOL_VERSIONS option lists them.
+var servedVersionList = strings.Split(servedVersions, ", ")
 
 // versionRejection decides, from the start of the next frame in br, whether
 // the node serves the frame's protocol version. If not, it returns the
