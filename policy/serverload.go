@@ -41,7 +41,8 @@ import (
 //	                                     1 + w*os_s + q_s already counts
 //	                                     w*os_s, C3's estimate of all
 //	                                     clients' requests, w the
-//	                                     ConcurrencyWeight)
+//	                                     ConcurrencyWeight in force, w_eff
+//	                                     below)
 //	1/mu_s = mean(active) / X          (Little's law on the workers: X the
 //	                                     completed-task rate between two
 //	                                     samples, mean(active) the busy
@@ -62,6 +63,22 @@ import (
 // that reported one, whether or not the client measures the host itself,
 // whatever the sample's age (a host that comes back up starts without one
 // until its next poll).
+//
+// The polls also bound C3's concurrency weight w (WithConcurrencyWeight, the
+// number of clients in the paper, which notes that it approximates well
+// where the number of clients is comparable to the expected queue lengths
+// at the servers). Qbar, the mean of every poll's queue (pending + active,
+// both stages) smoothed over about twenty polls, is that expected length,
+// and the weight in force is
+//
+//	w_eff = min(w, max(1, Qbar))
+//
+// So under load (queues as long as the number of clients, or longer) w
+// stands; at low load a request in flight on a fast host no longer counts
+// as w of them and loses to an idle host several times slower. With w = 1
+// (the default) nothing changes. w_eff holds while the latest poll is at
+// most 6 intervals old, then w again; ServerLoadCounters reports Qbar and
+// w_eff. Payload feedback, when present, keeps w.
 //
 // A completed count lower than the previous sample's (the node restarted)
 // gives no rate: the sample becomes the new baseline. Each sample is stamped
