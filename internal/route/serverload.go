@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -272,6 +271,7 @@ func (sl *serverLoadPoller[H, S]) loop(id string) {
 		sl.mu.Lock()
 		delete(sl.running, id)
 		sl.mu.Unlock()
+		sl.r.queues.forget(id)
 	}()
 	var est LoadEstimator
 	timer := time.NewTimer(time.Duration(rand.Int64N(int64(sl.interval)))) // spread the first polls
@@ -322,7 +322,7 @@ func (sl *serverLoadPoller[H, S]) pollOnce(e *hostEntry[H], est *LoadEstimator) 
 	smp.Own = r.queues.weight(t1, r.cfg.weight, 6*sl.interval) * float64(own0+own1) / 2
 	q, svc := est.Add(smp)
 	e.h.ServerLoad(smp.At, q, svc, sl.interval*3/2)
-	r.queues.add(smp.At, smp.Pending+smp.Active)
+	r.queues.add(e.id, smp.At, smp.Pending+smp.Active, r.cfg.weight, 6*sl.interval)
 	e.h.ServerWorkers(smp.Workers)
 	sl.samples.Add(1)
 	return true
@@ -343,8 +343,8 @@ func (r *Router[H, S]) ServerLoadCounters() ServerLoadCounters {
 		return ServerLoadCounters{}
 	}
 	c := ServerLoadCounters{Polls: sl.polls.Load(), Failures: sl.failures.Load(), Samples: sl.samples.Load(),
-		QueueMean: math.Float64frombits(r.queues.bits.Load()),
-		Weight:    r.queues.weight(r.clock.Now(), r.cfg.weight, 6*sl.interval)}
+		QueueMax: r.queues.max(),
+		Weight:   r.queues.weight(r.clock.Now(), r.cfg.weight, 6*sl.interval)}
 	sl.mu.Lock()
 	for id := range sl.skipped {
 		c.Skipped = append(c.Skipped, id)

@@ -15,46 +15,84 @@ import (
 // at the servers" (section 3.1). With server-load polling (WithServerLoad)
 // those queue lengths are measured, so the policy keeps w within them:
 //
-//	w_eff = min(w, max(1, Qbar))
+//	w_eff = min(w, max(1, Qmax))
 //
-// Qbar is the mean over the client's polls of the polled hosts' queues
-// (pending + active of ReadStage and MutationStage), smoothed over about
-// twenty polls. Under load (queues as long as the number of clients, or
-// longer) w_eff = w, the paper's setting; at low load, where the paper's
-// approximation overstates the herd, one request in flight on a fast
-// replica no longer counts as w of them (and loses to an idle replica
-// several times slower). Without samples for 6 poll intervals, w again.
+// Qmax is the longest of the polled hosts' queues (pending + active of
+// ReadStage and MutationStage), each host's smoothed quick to rise and slow
+// to fall (half way to a longer queue at once, a fifth of the way to a
+// shorter one per poll, about a second at the default interval) from w:
+// the herd protection has to cover the most loaded server, and until the
+// polls have shown short queues for a while the paper's w holds. Under
+// load (some queue as long as the number of clients, or longer) w_eff = w;
+// at low load, where the paper's approximation overstates the herd, one
+// request in flight on a fast replica no longer counts as w of them (and
+// loses to an idle replica several times slower). A host's queue counts
+// while its latest poll is at most 6 intervals old; without any, w again.
 type queueMean struct {
-	mu   sync.Mutex
-	mean float64
-	n    int
-	bits atomic.Uint64 // mean, float64 bits
-	at   atomic.Int64  // clock time of the latest sample; 0 = none
+	mu    sync.Mutex
+	hosts map[string]hostQueue // by host id
+	bits  atomic.Uint64        // Qmax, float64 bits
+	at    atomic.Int64         // clock time Qmax was computed at; 0 = never
 }
 
-// queueMeanAlpha smooths Qbar: about twenty polls (one second with five
-// hosts at the default interval).
-const queueMeanAlpha = 0.05
+type hostQueue struct {
+	mean float64
+	at   time.Duration
+}
 
-// add records one poll's queue (pending + active) taken at clock time at.
-func (m *queueMean) add(at time.Duration, queue float64) {
+// How a host's smoothed queue moves toward a poll's: up and down.
+const (
+	queueRise = 0.5
+	queueFall = 0.2
+)
+
+// add records one poll's queue (pending + active) of host id, taken at
+// clock time at, for the configured w; samples older than maxAge no longer
+// count.
+func (m *queueMean) add(id string, at time.Duration, queue, w float64, maxAge time.Duration) {
 	if queue < 0 || math.IsNaN(queue) {
 		queue = 0
 	}
-	m.mu.Lock()
-	if m.n == 0 {
-		m.mean = queue
-	} else {
-		m.mean += queueMeanAlpha * (queue - m.mean)
-	}
-	m.n++
-	m.bits.Store(math.Float64bits(m.mean))
-	m.mu.Unlock()
 	if at <= 0 {
 		at = 1
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.hosts == nil {
+		m.hosts = map[string]hostQueue{}
+	}
+	hq, ok := m.hosts[id]
+	if !ok {
+		hq.mean = w
+	}
+	if queue > hq.mean {
+		hq.mean += queueRise * (queue - hq.mean)
+	} else {
+		hq.mean += queueFall * (queue - hq.mean)
+	}
+	hq.at = at
+	m.hosts[id] = hq
+	qmax := 0.0
+	for k, h := range m.hosts {
+		if at-h.at > maxAge {
+			delete(m.hosts, k)
+			continue
+		}
+		qmax = max(qmax, h.mean)
+	}
+	m.bits.Store(math.Float64bits(qmax))
 	m.at.Store(int64(at))
 }
+
+// forget drops host id (no longer polled).
+func (m *queueMean) forget(id string) {
+	m.mu.Lock()
+	delete(m.hosts, id)
+	m.mu.Unlock()
+}
+
+// max returns Qmax (0 before any poll).
+func (m *queueMean) max() float64 { return math.Float64frombits(m.bits.Load()) }
 
 // weight returns w_eff at clock time now for the configured w, samples
 // counting up to maxAge.
@@ -66,5 +104,5 @@ func (m *queueMean) weight(now time.Duration, w float64, maxAge time.Duration) f
 	if at == 0 || now-time.Duration(at) > maxAge {
 		return w
 	}
-	return min(w, max(1, math.Float64frombits(m.bits.Load())))
+	return min(w, max(1, m.max()))
 }

@@ -9,29 +9,46 @@ import (
 	"github.com/tailroute/tailroute/tracker"
 )
 
-// w_eff = min(w, max(1, Qbar)) while the polls are recent; w without
-// samples, with old samples and for w <= 1.
+// w_eff = min(w, max(1, Qmax)) while the polls are recent, Qmax the
+// longest of the hosts' smoothed queues, which start at w, rise half way
+// to a longer queue and fall a fifth of the way to a shorter one per poll;
+// w without samples, with old samples and for w <= 1; a host no longer
+// polled stops counting.
 func TestQueueMeanWeight(t *testing.T) {
 	const maxAge = time.Second
 	var m queueMean
 	now := 10 * time.Second
 	assert.Equal(t, 4.0, m.weight(now, 4, maxAge), "no sample: w")
-	m.add(now, 0.3)
-	assert.Equal(t, 1.0, m.weight(now, 4, maxAge), "queues shorter than one request: 1")
+	m.add("a", now, 0, 4, maxAge)
+	assert.InDelta(t, 3.2, m.weight(now, 4, maxAge), 1e-9, "from w, a fifth of the way down")
+	m.add("a", now, 0, 4, maxAge)
+	assert.InDelta(t, 2.56, m.weight(now, 4, maxAge), 1e-9)
+	m.add("a", now, 3.56, 4, maxAge)
+	assert.InDelta(t, 3.06, m.weight(now, 4, maxAge), 1e-9, "half way up at once")
+	for i := 0; i < 30; i++ {
+		m.add("a", now, 0.3, 4, maxAge)
+	}
+	assert.InDelta(t, 1.0, m.weight(now, 4, maxAge), 1e-3, "queues shorter than one request: 1")
 	assert.Equal(t, 0.5, m.weight(now, 0.5, maxAge), "w <= 1 is kept")
-	for i := 0; i < 200; i++ {
-		m.add(now, 2.5)
+	for i := 0; i < 30; i++ {
+		m.add("b", now, 2.5, 4, maxAge)
 	}
-	assert.InDelta(t, 2.5, m.weight(now, 4, maxAge), 1e-3, "smoothed toward 2.5")
-	assert.Equal(t, 4.0, m.weight(now+maxAge+1, 4, maxAge), "samples too old: w")
-	for i := 0; i < 200; i++ {
-		m.add(now, 10)
-	}
+	assert.InDelta(t, 2.5, m.weight(now, 4, maxAge), 0.01, "the longest queue counts")
+	m.forget("b")
+	m.add("a", now, 0.3, 4, maxAge)
+	assert.InDelta(t, 1.0, m.weight(now, 4, maxAge), 1e-3, "b no longer polled")
+	m.add("b", now, 2.5, 4, maxAge)
+	m.add("a", now+2*maxAge, 0.3, 4, maxAge)
+	assert.InDelta(t, 1.0, m.weight(now+2*maxAge, 4, maxAge), 1e-3, "b's samples too old")
+	assert.Equal(t, 4.0, m.weight(now+4*maxAge, 4, maxAge), "no recent sample: w")
+	m.add("c", now, 10, 4, maxAge)
 	assert.Equal(t, 4.0, m.weight(now, 4, maxAge), "queues longer than w: w, the paper's")
 
 	var bad queueMean
-	bad.add(now, -3)
-	bad.add(now, math.NaN())
+	for i := 0; i < 30; i++ {
+		bad.add("a", now, -3, 4, maxAge)
+		bad.add("a", now, math.NaN(), 4, maxAge)
+	}
 	assert.Equal(t, 1.0, bad.weight(now, 4, maxAge), "negative and NaN queues count as 0")
 }
 
@@ -59,8 +76,10 @@ func TestScoreWeightFollowsPolledQueues(t *testing.T) {
 	fast := tracker.View{InFlight: 1, ResponseTime: 5 * ms, ServiceTime: 5 * ms, Workers: 4}
 	slow := tracker.View{ResponseTime: 20 * ms, ServiceTime: 20 * ms, Workers: 4}
 	assert.Greater(t, r.score(fast, now), r.score(slow, now), "no poll yet: w = 4")
-	r.queues.add(now, 1)
-	assert.Less(t, r.score(fast, now), r.score(slow, now), "queues of one request: w_eff = 1")
+	for i := 0; i < 30; i++ {
+		r.queues.add("h", now, 1, 4, time.Second)
+	}
+	assert.Less(t, r.score(fast, now), r.score(slow, now), "polls show queues of one request: w_eff = 1")
 	fb := fast
 	fb.HasFeedback = true
 	assert.Greater(t, r.score(fb, now), r.score(slow, now), "payload feedback: the configured w")
