@@ -74,9 +74,9 @@ func WithRemoteDCs(allow bool) Option { return route.WithRemoteDCs(allow) }
 // queue estimate qhat = 1 + os*w + q. The paper sets it to the number of
 // clients; the default 1 assumes this process is the only client (set it to
 // the number of application instances sharing the cluster). With
-// WithServerLoad the weight in force is min(w, max(1, Qbar)), Qbar the mean
-// polled queue length (see "Server-load polling" in serverload.go). Allowed
-// 0..1e6.
+// WithServerLoad the weight in force is min(w, max(1, Qmax)), Qmax the
+// longest smoothed polled queue (see "Server-load polling" in
+// serverload.go). Allowed 0..1e6.
 func WithConcurrencyWeight(w float64) Option { return route.WithConcurrencyWeight(w) }
 
 // DefaultServerWorkers is W_s assumed for a host whose own count is

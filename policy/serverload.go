@@ -67,17 +67,21 @@ import (
 // The polls also bound C3's concurrency weight w (WithConcurrencyWeight, the
 // number of clients in the paper, which notes that it approximates well
 // where the number of clients is comparable to the expected queue lengths
-// at the servers). Qbar, the mean of every poll's queue (pending + active,
-// both stages) smoothed over about twenty polls, is that expected length,
-// and the weight in force is
+// at the servers). Each host's queue (pending + active, both stages) is
+// smoothed from w, quick to rise (half way to a longer queue at once) and
+// slow to fall (a fifth of the way to a shorter one per poll, about a
+// second at the default interval); Qmax, the longest of them, is that
+// expected length where the herd protection matters most, and the weight
+// in force is
 //
-//	w_eff = min(w, max(1, Qbar))
+//	w_eff = min(w, max(1, Qmax))
 //
-// So under load (queues as long as the number of clients, or longer) w
-// stands; at low load a request in flight on a fast host no longer counts
-// as w of them and loses to an idle host several times slower. With w = 1
-// (the default) nothing changes. w_eff holds while the latest poll is at
-// most 6 intervals old, then w again; ServerLoadCounters reports Qbar and
+// So under load (some queue as long as the number of clients, or longer)
+// and until the polls have shown short queues for a while, w stands; at low
+// load a request in flight on a fast host no longer counts as w of them and
+// loses to an idle host several times slower. With w = 1 (the default)
+// nothing changes. A host's queue counts while its latest poll is at most 6
+// intervals old; without any, w again. ServerLoadCounters reports Qmax and
 // w_eff. Payload feedback, when present, keeps w.
 //
 // A completed count lower than the previous sample's (the node restarted)

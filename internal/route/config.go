@@ -153,7 +153,7 @@ func WithRemoteDCs(allow bool) Option { return func(c *Config) { c.remoteDCs = a
 // queue estimate qhat = 1 + os*w + q. The paper sets it to the number of
 // clients; the default 1 assumes this process is the only client (set it to
 // the number of application instances sharing the cluster). With
-// WithServerLoad the weight in force is min(w, max(1, Qbar)) (weight.go).
+// WithServerLoad the weight in force is min(w, max(1, Qmax)) (weight.go).
 // Allowed 0..1e6.
 func WithConcurrencyWeight(w float64) Option {
 	return func(c *Config) {

@@ -159,7 +159,7 @@ func (st *queryState[H, S]) demote(c []core.Candidate, now time.Duration) int32 
 // paused host thus loses the drain credit within a few R_s instead of
 // collecting W_s times as many requests before its queue term repels them;
 // a host answering within R_s keeps its W_s. With server-load polling
-// the concurrency weight is w_eff = min(w, max(1, Qbar)) (queueMean). Health is
+// the concurrency weight is w_eff = min(w, max(1, Qmax)) (queueMean). Health is
 // not part of it: dividing by successRate^3 is no match for qhat^3 (one
 // more request in flight on a healthy replica outweighs a 50 % failure
 // rate), so health orders replicas before the score does
