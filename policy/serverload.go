@@ -79,8 +79,11 @@ import (
 // So under load (some queue as long as the number of clients, or longer)
 // and until the polls have shown short queues for a while, w stands; at low
 // load a request in flight on a fast host no longer counts as w of them and
-// loses to an idle host several times slower. With w = 1 (the default)
-// nothing changes. A host's queue counts while its latest poll is at most 6
+// loses to an idle host several times slower. Like W_s, the reduction
+// holds only while the host answers: silent for longer than its R_s, a
+// host keeps R_s/Silence of w - w_eff, so a paused host's requests in
+// flight count as w of them again within a few R_s. With w = 1 (the
+// default) nothing changes. A host's queue counts while its latest poll is at most 6
 // intervals old; without any, w again. ServerLoadCounters reports Qmax and
 // w_eff. Payload feedback, when present, keeps w.
 //

@@ -159,7 +159,9 @@ func (st *queryState[H, S]) demote(c []core.Candidate, now time.Duration) int32 
 // paused host thus loses the drain credit within a few R_s instead of
 // collecting W_s times as many requests before its queue term repels them;
 // a host answering within R_s keeps its W_s. With server-load polling
-// the concurrency weight is w_eff = min(w, max(1, Qmax)) (queueMean). Health is
+// the concurrency weight is w_eff = min(w, max(1, Qmax)) (queueMean), and
+// likewise only while the host answers: silent longer than R_s, the
+// reduction w - w_eff shrinks by R_s/Silence. Health is
 // not part of it: dividing by successRate^3 is no match for qhat^3 (one
 // more request in flight on a healthy replica outweighs a 50 % failure
 // rate), so health orders replicas before the score does
@@ -174,7 +176,13 @@ func (p *Router[H, S]) score(v tracker.View, now time.Duration) float64 {
 	}
 	w := p.cfg.weight
 	if p.cfg.serverLoad > 0 && !v.HasFeedback {
-		w = p.queues.weight(now, w, 6*p.cfg.serverLoad)
+		weff := p.queues.weight(now, w, 6*p.cfg.serverLoad)
+		if s := float64(v.Silence); weff < w && s > v.ResponseTime {
+			// Short queues say nothing of a host that has stopped
+			// answering: as W_s, the credit shrinks by R_s/Silence.
+			weff = w - (w-weff)*v.ResponseTime/s
+		}
+		w = weff
 	}
 	return core.C3Score(v.ResponseTime, v.ServiceTime, v.QueueSize, v.Outstanding(), w, workers)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/tailroute/tailroute/internal/core"
 	"github.com/tailroute/tailroute/tracker"
 )
 
@@ -84,4 +85,14 @@ func TestScoreWeightFollowsPolledQueues(t *testing.T) {
 	fb.HasFeedback = true
 	assert.Greater(t, r.score(fb, now), r.score(slow, now), "payload feedback: the configured w")
 	assert.Greater(t, r.score(fast, now+2*time.Second), r.score(slow, now), "polls 2 s old: w = 4 again")
+
+	paused := fast
+	paused.Silence = time.Duration(50 * ms) // 10 x R_s without an answer
+	weffPaused := 4 - (4-1.0)*5/50.0 // and W_s = max(1, 4*5/50)
+	assert.InDelta(t, core.C3Score(5*ms, 5*ms, 0, 1, weffPaused, 1), r.score(paused, now), 1e6,
+		"a silent host keeps R_s/Silence of the reduction")
+	assert.Greater(t, r.score(paused, now), r.score(slow, now), "paused: behind the idle slow host again")
+	within := fast
+	within.Silence = time.Duration(4 * ms)
+	assert.Equal(t, r.score(fast, now), r.score(within, now), "silent less than R_s: the full reduction")
 }
