@@ -112,9 +112,11 @@ func (n *Node) worker(id int, seed uint64) {
 			}
 			vt = end
 		}
-		n.complete(req, st)
+		// The stage counts the task done before its response leaves, so a
+		// client holding the answer never polls a count without it.
 		n.stages[req.stage].active.Add(-1)
 		n.stages[req.stage].completed.Add(1)
+		n.complete(req, st)
 		n.inService.Add(-1)
 	}
 }
