@@ -33,24 +33,32 @@ var pollIntervals = []struct {
 	{pollSuffix + "1s", time.Second},
 }
 
+// tailrouteVariants are tailroute's strategies as ycsb-lite runs them,
+// with either driver (policies_v2.go registers the same names).
+var tailrouteVariants = []struct {
+	name, help string
+	strategy   string // the strategy's name, as both adapters' ParseStrategy read it
+	rate       bool
+	signals    bool // also the +poll and +payload variants
+}{
+	{"tailroute", "tailroute policy, C3 ranking + CUBIC rate control (the product)", "c3", true, true},
+	{"tailroute-p2c", "tailroute policy, DataStax power-of-two-choices on in-flight counts", "p2c", true, false},
+	{"tailroute-norate", "ablation: tailroute C3 ranking without the CUBIC rate control", "c3", false, true},
+}
+
 // tailroute's strategies, each wired into the session (observers included)
 // without a server signal, with polled server load and with payload feedback.
 func init() {
-	for _, t := range []struct {
-		name, help string
-		strategy   policy.Strategy
-		rate       bool
-		signals    bool // register the +poll and +payload variants
-	}{
-		{"tailroute", "tailroute policy, C3 ranking + CUBIC rate control (the product)", policy.C3, true, true},
-		{"tailroute-p2c", "tailroute policy, DataStax power-of-two-choices on in-flight counts", policy.P2C, true, false},
-		{"tailroute-norate", "ablation: tailroute C3 ranking without the CUBIC rate control", policy.C3, false, true},
-	} {
+	for _, t := range tailrouteVariants {
+		strategy, err := policy.ParseStrategy(t.strategy)
+		if err != nil {
+			panic(err)
+		}
 		register := func(name, help string, payload bool, poll time.Duration) {
 			registerPolicy(policySpec{
 				name: name, help: help, payload: payload,
 				install: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
-					opts := []policy.Option{policy.WithStrategy(t.strategy), policy.WithRateControl(t.rate)}
+					opts := []policy.Option{policy.WithStrategy(strategy), policy.WithRateControl(t.rate)}
 					if env.clients > 1 {
 						// C3's concurrency compensation: n = the number of clients.
 						opts = append(opts, policy.WithConcurrencyWeight(float64(env.clients)))

@@ -42,13 +42,9 @@ type installedV2 struct {
 // (its hostpool package over the same go-hostpool epsilon-greedy pool), and
 // the simulator's oracle (oracle_v2.go) and the DataStax port
 // (datastax_v2.go). Each also runs as <policy>+hedge (apache/speculative,
-// Arm per query). tailroute and tailroute-norate have the server-signal
-// variants of -driver v1 (+poll, +poll100ms, +poll1s, +payload), added by
-// init.
+// Arm per query). tailroute's strategies and their server-signal variants
+// (tailrouteVariants) are added by init.
 var policiesV2 = map[string]installV2{
-	"tailroute":        tailrouteV2(policy.C3, true, 0, false),
-	"tailroute-p2c":    tailrouteV2(policy.P2C, true, 0, false),
-	"tailroute-norate": tailrouteV2(policy.C3, false, 0, false),
 	"token-aware": func(env policyEnv, cfg *gocql2.ClusterConfig) (installedV2, error) {
 		cfg.PoolConfig.HostSelectionPolicy = gocql2.TokenAwareHostPolicy(roundRobinV2(env.localDC))
 		return installedV2{}, nil
@@ -159,12 +155,19 @@ func roundRobinV2(localDC string) gocql2.HostSelectionPolicy {
 }
 
 func init() {
-	for _, name := range []string{"tailroute", "tailroute-norate"} {
-		rate := name == "tailroute"
-		for _, pi := range pollIntervals {
-			policiesV2[name+pi.suffix] = tailrouteV2(policy.C3, rate, pi.interval, false)
+	for _, t := range tailrouteVariants {
+		strategy, err := policy.ParseStrategy(t.strategy)
+		if err != nil {
+			panic(err)
 		}
-		policiesV2[name+payloadSuffix] = tailrouteV2(policy.C3, rate, 0, true)
+		policiesV2[t.name] = tailrouteV2(strategy, t.rate, 0, false)
+		if !t.signals {
+			continue
+		}
+		for _, pi := range pollIntervals {
+			policiesV2[t.name+pi.suffix] = tailrouteV2(strategy, t.rate, pi.interval, false)
+		}
+		policiesV2[t.name+payloadSuffix] = tailrouteV2(strategy, t.rate, 0, true)
 	}
 }
 
