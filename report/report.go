@@ -196,7 +196,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	sort.Slice(hosts, func(i, j int) bool { return hostLess(hosts[i], hosts[j]) })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	hdr := []string{"policy", "ops/s", "mean", "p50", "p90", "p99", "p99.9", "max", "errors"}
+	hdr := []string{"policy", "ops/s", "mean", "p50", "p90", "p99", "p99 tail mean", "p99.9", "max", "errors"}
 	for _, h := range hosts {
 		hdr = append(hdr, shortHost(h))
 	}
@@ -209,7 +209,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			name += "*"
 		}
 		row := []string{name, fmt.Sprintf("%.0f", res.Throughput), msf(l.MeanUs), ms(l.P50Us), ms(l.P90Us),
-			ms(l.P99Us), ms(l.P999Us), ms(l.MaxUs), fmt.Sprint(res.Errors)}
+			ms(l.P99Us), msf(l.Tail99Us), ms(l.P999Us), ms(l.MaxUs), fmt.Sprint(res.Errors)}
 		share := map[string]float64{}
 		for _, n := range res.Nodes {
 			share[n.Host] = n.Share
