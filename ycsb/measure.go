@@ -193,12 +193,6 @@ type LatencyStats struct {
 	P99Us      int64   `json:"p99_us"`
 	P999Us     int64   `json:"p999_us"`
 	MaxUs      int64   `json:"max_us"`
-	// Tail99Us is the mean of the slowest 1 % of operations (the expected
-	// shortfall beyond p99). Unlike p99 it has no step: where about 1 % of
-	// operations are caught in a stall, p99 jumps between the normal tail
-	// and the stall's length as their count crosses 1 %, while this mean
-	// moves with the count and length of the slow ones.
-	Tail99Us float64 `json:"tail99_us"`
 }
 
 // Stats summarizes h (counts ok/errs are passed through).
@@ -211,32 +205,21 @@ func Stats(h *hdrhistogram.Histogram, ok, errs int64) LatencyStats {
 		MeanUs: h.Mean(), MinUs: h.Min(), MaxUs: h.Max(),
 		P50Us: h.ValueAtQuantile(50), P90Us: h.ValueAtQuantile(90), P95Us: h.ValueAtQuantile(95),
 		P99Us: h.ValueAtQuantile(99), P999Us: h.ValueAtQuantile(99.9),
-		Tail99Us: TailMean(h, 0.01),
 	}
 }
 
-// TailMean returns the mean of the slowest share (0..1] of the values
-// recorded in h (each bucket at its highest equivalent value, as
-// ValueAtQuantile reports it), or 0 when h is empty or share is out of
-// range. A share of the total that is not a whole number of values takes
-// that fraction of the bucket at the boundary.
-func TailMean(h *hdrhistogram.Histogram, share float64) float64 {
-	total := h.TotalCount()
-	if total == 0 || !(share > 0 && share <= 1) {
-		return 0
-	}
-	want := share * float64(total)
-	bars := h.Distribution()
-	taken, sum := 0.0, 0.0
-	for i := len(bars) - 1; i >= 0 && taken < want; i-- {
-		if bars[i].Count == 0 {
-			continue
+// CountAbove returns how many values recorded in h are above v (same unit).
+// A value counts by its bucket, as HdrHistogram keeps it: one in the
+// bucket that holds v is above v only when that bucket's lowest equivalent
+// value is.
+func CountAbove(h *hdrhistogram.Histogram, v int64) int64 {
+	n := int64(0)
+	for _, b := range h.Distribution() {
+		if b.From > v {
+			n += b.Count
 		}
-		n := min(float64(bars[i].Count), want-taken)
-		sum += n * float64(bars[i].To)
-		taken += n
 	}
-	return sum / taken
+	return n
 }
 
 // OpStats is the summary of one operation type.

@@ -8,45 +8,39 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestTailMean(t *testing.T) {
+func TestCountAbove(t *testing.T) {
 	h := hdrhistogram.New(1, 60_000_000, 3)
 	for i := 0; i < 990; i++ {
-		require.NoError(t, h.RecordValue(1000))
+		require.NoError(t, h.RecordValue(int64(1000+i*20))) // 1..20.8 ms
 	}
 	for i := 0; i < 10; i++ {
-		require.NoError(t, h.RecordValue(100_000))
+		require.NoError(t, h.RecordValue(150_000))
 	}
-	// The slowest 1 % are the ten 100 ms values.
-	assert.InEpsilon(t, 100_000, TailMean(h, 0.01), 0.001)
-	// The slowest 2 %: ten at 100 ms, ten at 1 ms.
-	assert.InEpsilon(t, 50_500, TailMean(h, 0.02), 0.001)
-	// A share that is not a whole number of values takes part of the boundary bucket.
-	assert.InEpsilon(t, (10*100_000+5*1000)/15.0, TailMean(h, 0.015), 0.001)
-	assert.InEpsilon(t, h.Mean(), TailMean(h, 1), 0.001)
-
-	assert.Zero(t, TailMean(h, 0))
-	assert.Zero(t, TailMean(h, 1.5))
-	assert.Zero(t, TailMean(hdrhistogram.New(1, 1000, 3), 0.01))
+	assert.EqualValues(t, 10, CountAbove(h, 50_000))
+	assert.EqualValues(t, 10, CountAbove(h, 149_000))
+	assert.EqualValues(t, 0, CountAbove(h, 150_000), "a value is not above itself")
+	assert.EqualValues(t, 1000, CountAbove(h, 0))
+	assert.EqualValues(t, 0, CountAbove(hdrhistogram.New(1, 1000, 3), 0))
 }
 
-// TestTailMeanHasNoStep shows what p99 cannot: with nine, ten and eleven
+// TestCountAboveHasNoStep shows what p99 cannot: with nine, ten and eleven
 // stalled operations in a thousand, p99 jumps from the normal tail to the
-// stall's length, while the tail mean moves by one operation's share.
-func TestTailMeanHasNoStep(t *testing.T) {
-	stats := func(stalled int) LatencyStats {
+// stall's length, while the count moves by one.
+func TestCountAboveHasNoStep(t *testing.T) {
+	stats := func(stalled int) (p99, slow int64) {
 		h := hdrhistogram.New(1, 60_000_000, 3)
 		for i := 0; i < 1000-stalled; i++ {
-			require.NoError(t, h.RecordValue(int64(1000+i*20))) // 1..21 ms
+			require.NoError(t, h.RecordValue(int64(1000+i*20)))
 		}
 		for i := 0; i < stalled; i++ {
 			require.NoError(t, h.RecordValue(150_000))
 		}
-		return Stats(h, 1000, 0)
+		return Stats(h, 1000, 0).P99Us, CountAbove(h, 50_000)
 	}
-	s9, s10, s11 := stats(9), stats(10), stats(11)
-	assert.Less(t, s9.P99Us, int64(25_000))
-	assert.Greater(t, s11.P99Us, int64(140_000))
-	assert.Greater(t, s10.Tail99Us, s9.Tail99Us)
-	assert.Less(t, s10.Tail99Us-s9.Tail99Us, 20_000.0, "one more stalled operation in ten moves the tail mean by at most a tenth of the stall")
-	assert.InEpsilon(t, 150_000, s11.Tail99Us, 0.01)
+	p9, n9 := stats(9)
+	p11, n11 := stats(11)
+	assert.Less(t, p9, int64(25_000))
+	assert.Greater(t, p11, int64(140_000))
+	assert.EqualValues(t, 9, n9)
+	assert.EqualValues(t, 11, n11)
 }

@@ -171,6 +171,7 @@ func (c *cli) outputFlags(fs *flagDefs) func(o *options) error {
 	plots := fs.Bool("plots", true, "write PNG and SVG plots into -out")
 	hdr := fs.Bool("hdr", true, "write <out>/<policy>-run.hgrm (percentile distribution, HdrHistogram plotter format) and <policy>-run.hlog (interval log)")
 	hdrInterval := fs.Duration("hdr-interval", time.Second, "interval of the HdrHistogram interval log (.hlog)")
+	slow := fs.Duration("slow", 50*time.Millisecond, "an operation slower than this counts as slow: the share in the table's \"> slow\" column and slow_ops in the JSON report (an SLO's miss count; no step where p99 sits on about 1 % of operations caught in stalls)")
 	series := fs.Duration("series-interval", 250*time.Millisecond, "latency-over-time bucket")
 	status := fs.Duration("status-interval", 10*time.Second, "status line period (as YCSB's -p status.interval) when stderr is not a terminal or with -s; 0 = none")
 	lines := fs.Bool("s", false, "status lines on stderr even on a terminal (instead of the progress line redrawn every second), as YCSB's -s")
@@ -184,6 +185,10 @@ func (c *cli) outputFlags(fs *flagDefs) func(o *options) error {
 			return badFlag("hdr-interval", *hdrInterval, "a duration >= 10ms")
 		}
 		o.hdrInterval = *hdrInterval
+		if *slow < time.Millisecond || *slow > time.Hour {
+			return badFlag("slow", *slow, "a duration in 1ms..1h")
+		}
+		o.slow = *slow
 		o.statusInterval = *status
 		if !c.set["status-interval"] && o.props["status.interval"] != "" {
 			secs, err := strconv.ParseFloat(o.props["status.interval"], 64)

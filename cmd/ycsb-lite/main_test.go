@@ -55,6 +55,7 @@ func TestBadFlagsRejected(t *testing.T) {
 		{[]string{"-frobnicate"}, []string{"flag provided but not defined: -frobnicate"}},
 		{[]string{"extra"}, []string{`unexpected argument "extra"`}},
 		{[]string{"-duration", "-2s"}, []string{"-duration -2s"}},
+		{[]string{"-slow", "0s"}, []string{"-slow 0s", "1ms..1h"}},
 		{[]string{"-clients", "0"}, []string{"-clients 0", "1..64"}},
 		{[]string{"-clients", "65"}, []string{"-clients 65", "1..64"}},
 		{[]string{"-clients", "4", "-demand-skew", "20-80"}, []string{"-demand-skew 20-80", "P/Q", "(0, 100)"}},
@@ -385,6 +386,15 @@ func TestScenarios(t *testing.T) {
 			"-pause-every", "900ms", "-pause-for", "200ms")...)
 		if mx := rep.Results[0].Latency.MaxUs; mx < 150_000 {
 			t.Errorf("max latency %dus; 200ms pauses should show", mx)
+		}
+		// Round robin sends its share of requests into every pause: more
+		// than 1 % of them wait out most of a 200 ms pause, over -slow
+		// (50ms by default).
+		if rep.SlowMs != 50 {
+			t.Errorf("report slow_ms = %v, want the default 50", rep.SlowMs)
+		}
+		if res := rep.Results[0]; res.SlowOps < res.Operations/100 || res.SlowOps >= res.Operations/2 {
+			t.Errorf("slow_ops = %d of %d; 200ms pauses every 900ms should put 1-50 %% over 50ms", res.SlowOps, res.Operations)
 		}
 	})
 	t.Run("node-down", func(t *testing.T) {

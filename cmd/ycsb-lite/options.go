@@ -55,6 +55,9 @@ type options struct {
 	// interval log's period.
 	hdr         bool
 	hdrInterval time.Duration
+	// slow is the latency above which an operation counts as slow (-slow:
+	// the report's slow_ops, the table's "> slow" column).
+	slow time.Duration
 	// Connection (-hosts) settings; dcs shapes the embedded cluster.
 	dcs                int
 	localDC            string

@@ -64,6 +64,7 @@ func (r *runner) compare(ctx context.Context) (*report.Report, error) {
 	rep := &report.Report{
 		Command: o.command, Scenario: o.scenario.name, Workload: o.workload, Threads: o.cfg.Threads,
 		Target: o.cfg.Target, Operations: o.cfg.OperationCount, Seed: o.seed, Intended: o.cfg.Target > 0,
+		SlowMs:  float64(o.slow) / float64(time.Millisecond),
 		Clients: o.clients, DemandSkew: o.demandSkew, Utilization: o.utilization,
 	}
 	if o.hosts == nil {

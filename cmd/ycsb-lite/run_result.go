@@ -39,7 +39,9 @@ func (r *runner) resultOf(p policyRun) *report.PolicyResult {
 	if res.Summary.All.Intended != nil {
 		pr.Latency = *res.Summary.All.Intended
 	}
-	pr.Percentiles = report.Percentiles(m.Combined(m.Intended()))
+	combined := m.Combined(m.Intended())
+	pr.Percentiles = report.Percentiles(combined)
+	pr.SlowOps = ycsb.CountAbove(combined, o.slow.Microseconds())
 	if res.TimedOut {
 		pr.Note = fmt.Sprintf("stopped at the %v time limit after %d of %d operations", o.cfg.MaxExecutionTime, res.Operations, run.Total())
 	}

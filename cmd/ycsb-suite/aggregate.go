@@ -22,10 +22,11 @@ type policyAgg struct {
 	P50    float64 // median over seeds of the run's p50
 	P99    float64
 	P999   float64
-	// Tail99 is the median over seeds of the mean of the slowest 1 % of
-	// operations (ycsb.LatencyStats.Tail99Us): unlike p99 it does not jump
-	// when about 1 % of operations are caught in stalls (gc-pauses).
-	Tail99     float64
+	// SlowShare is the median over seeds of the share (0..1) of operations
+	// slower than the reports' SlowMs (report.PolicyResult.SlowOps): unlike
+	// p99 it does not jump when about 1 % of operations are caught in
+	// stalls (gc-pauses).
+	SlowShare  float64
 	Throughput float64 // ops/s
 	MaxShare   float64 // largest share of requests one node coordinated (0..1): load spread
 	Errors     float64
@@ -46,6 +47,7 @@ type policyAgg struct {
 type cellAgg struct {
 	Name     string
 	Header   string  // scenario line from the first report (cluster, threads, target...)
+	SlowMs   float64 // the first report's SlowMs (ycsb-lite -slow); 0 when it has none
 	Seeds    []int64 // seeds with a report
 	Policies []policyAgg
 	BestPeer string   // best non-tailroute, non-oracle policy by median p99; "" if none
@@ -95,7 +97,7 @@ func maxShare(r report.PolicyResult) float64 {
 // report is an error. It returns nil, nil when no seed file exists.
 func aggregateCell(out, name string, seeds []int64, want []string) (*cellAgg, error) {
 	ca := &cellAgg{Name: name}
-	type sample struct{ p50, p99, p999, tail, tput, share, errs, fshare, rec []float64 }
+	type sample struct{ p50, p99, p999, slow, tput, share, errs, fshare, rec []float64 }
 	by := map[string]*sample{}
 	order := append([]string(nil), want...)
 	known := map[string]bool{}
@@ -128,7 +130,7 @@ func aggregateCell(out, name string, seeds []int64, want []string) (*cellAgg, er
 			}
 		}
 		if ca.Header == "" {
-			ca.Header = header(&r)
+			ca.Header, ca.SlowMs = header(&r), r.SlowMs
 		}
 		cmd := r.Command
 		if b, err := os.ReadFile(strings.TrimSuffix(path, ".json") + ".cmd"); err == nil {
@@ -155,7 +157,9 @@ func aggregateCell(out, name string, seeds []int64, want []string) (*cellAgg, er
 			s.p50 = append(s.p50, float64(l.P50Us))
 			s.p99 = append(s.p99, float64(l.P99Us))
 			s.p999 = append(s.p999, float64(l.P999Us))
-			s.tail = append(s.tail, l.Tail99Us)
+			if res.Operations > 0 {
+				s.slow = append(s.slow, float64(res.SlowOps)/float64(res.Operations))
+			}
 			s.tput = append(s.tput, res.Throughput)
 			s.share = append(s.share, maxShare(res))
 			s.errs = append(s.errs, float64(res.Errors))
@@ -183,7 +187,7 @@ func aggregateCell(out, name string, seeds []int64, want []string) (*cellAgg, er
 			ca.Missing = append(ca.Missing, fmt.Sprintf("%s: in %d of %d reports", p, n, len(ca.Seeds)))
 		}
 		pa := policyAgg{Policy: p, Seeds: perPolicySeeds[p],
-			P50: median(s.p50), P99: median(s.p99), P999: median(s.p999), Tail99: median(s.tail),
+			P50: median(s.p50), P99: median(s.p99), P999: median(s.p999), SlowShare: median(s.slow),
 			Throughput: median(s.tput), MaxShare: median(s.share), Errors: median(s.errs),
 			P99Min: s.p99[0], P99Max: s.p99[0], VsPeer: math.NaN(), VsOracle: math.NaN(),
 			FaultShare: median(s.fshare), RecoveryMs: median(s.rec)}

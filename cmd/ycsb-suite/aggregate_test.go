@@ -15,7 +15,7 @@ import (
 // res is a synthetic policy result: p99 in ms, other latencies derived.
 func res(policy string, p99ms float64, tput float64, shares ...float64) report.PolicyResult {
 	r := report.PolicyResult{Policy: policy, Throughput: tput,
-		Latency: ycsb.LatencyStats{P50Us: int64(p99ms * 100), P99Us: int64(p99ms * 1000), P999Us: int64(p99ms * 2000), Tail99Us: p99ms * 1500}}
+		Latency: ycsb.LatencyStats{P50Us: int64(p99ms * 100), P99Us: int64(p99ms * 1000), P999Us: int64(p99ms * 2000)}, Operations: 1000, SlowOps: int64(p99ms)}
 	for _, s := range shares {
 		r.Nodes = append(r.Nodes, report.NodeLoad{Host: "h", Share: s})
 	}
@@ -74,7 +74,7 @@ func TestAggregateCellMediansSpreadAndRatios(t *testing.T) {
 		{"p99", tr.P99, 12000},
 		{"p50", tr.P50, 1200},
 		{"p99.9", tr.P999, 24000},
-		{"p99 tail mean", tr.Tail99, 18000},
+		{"share over -slow", tr.SlowShare, 0.012},
 		{"p99 min", tr.P99Min, 10000},
 		{"p99 max", tr.P99Max, 16000},
 		{"throughput", tr.Throughput, 995},
