@@ -62,7 +62,9 @@
 // as its rolling success buckets (6 x 500 ms) fill with successes. After a
 // slow spell, R_s weighs a sample by the age of the estimate
 // (tracker.Config.AgeDecay), so a host avoided as slow and fast again is
-// seen to be fast after a few answers.
+// seen to be fast after a few answers; and no sample counts above 4 x R_s
+// (tracker.Config.SampleCap), so the late answers of a stall (a GC pause)
+// do not keep the host avoided once it answers normally again.
 //
 // Two departures from the paper's Algorithms 1 and 2, both measured (see
 // docs/RESULTS.md): a stalled host (one that owes responses and has been

@@ -45,7 +45,11 @@
 // after buckets of successes that probes alone would take to gather.
 // Config.AgeDecay does the same for R_s: a sample weighs more the older
 // the estimate it updates, so a host avoided while slow is seen to be fast
-// again after a few answers.
+// again after a few answers. Config.SampleCap bounds what one sample can
+// do (at most SampleCap x R_s, default 4): a stall's trapped requests come
+// back all at once, late by the stall's length, and must not make the
+// host, answering normally again, look several times slower than the hosts
+// whose stall is still to come.
 //
 // Orphans: CQL has no way to cancel a request, so an attempt the client gives
 // up on (a hedge won elsewhere, the caller's context expired) is still queued

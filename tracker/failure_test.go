@@ -31,7 +31,11 @@ func TestFailureLatencyOnlyRaises(t *testing.T) {
 			assert.Less(t, s.SuccessRate, 0.5, "but they count against health")
 
 			h.Observe(tr.Now(), 200*time.Millisecond, o) // slow error: a timeout
-			assert.Greater(t, h.Snapshot().ResponseTime, 20*time.Millisecond, "a slow error raises R_s")
+			assert.Greater(t, h.Snapshot().ResponseTime, before.ResponseTime, "a slow error raises R_s")
+			for i := 0; i < 7; i++ {
+				h.Observe(tr.Now(), 200*time.Millisecond, o)
+			}
+			assert.Greater(t, h.Snapshot().ResponseTime, 20*time.Millisecond, "slow errors raise R_s, each by at most Config.SampleCap")
 		})
 	}
 }

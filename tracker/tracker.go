@@ -57,6 +57,22 @@ type Config struct {
 	// (weight exp(-dt/tau) per sample). Default 250ms; negative = off
 	// (plain EWMA). Allowed 1ms..1h or negative.
 	AgeDecay time.Duration
+	// SampleCap (c) bounds every sample that moves R_s to c*R_s. A stall
+	// (a GC pause, a frozen process) returns its few trapped requests at
+	// once, late by the stall's length, and the first of them comes after a
+	// silence that AgeDecay weighs heavily: without a cap one stall lifts
+	// R_s to a large part of its length and the host, answering normally
+	// again, is avoided for as long as its normal answers take to bring
+	// R_s back, while the traffic it sheds goes to the hosts whose stall is
+	// still to come. Capped, a sample raises R_s by at most the factor
+	// 1+alpha'*(c-1) (1.3 with alpha = 0.1, c = 4), so a host that truly
+	// slows down reaches its new R_s within a few samples, and a single
+	// stall moves it little. Only R_s is capped: the latency histogram
+	// (quantiles, hedging delays) keeps every sample as it was. The cap
+	// applies once the host has an R_s. Default 4: under an exponential
+	// service time fewer than 2 % of samples exceed 4x the mean. Allowed
+	// 1.5..1000 or negative (no cap).
+	SampleCap float64
 	// Rate configures the per-host CUBIC rate controller.
 	Rate RateConfig
 }
@@ -72,6 +88,7 @@ func DefaultConfig() Config {
 		DefaultResponseTime: time.Millisecond,
 		ForgetAfter:         time.Second,
 		AgeDecay:            250 * time.Millisecond,
+		SampleCap:           4,
 		Rate:                DefaultRateConfig(),
 	}
 }
@@ -103,6 +120,9 @@ func (c Config) WithDefaults() Config {
 	if c.AgeDecay == 0 {
 		c.AgeDecay = d.AgeDecay
 	}
+	if c.SampleCap == 0 {
+		c.SampleCap = d.SampleCap
+	}
 	c.Rate.withDefaults()
 	return c
 }
@@ -124,6 +144,8 @@ func (c Config) Validate() error {
 		"Config.ForgetAfter = %v, allowed 10ms..1h or negative (never)", c.ForgetAfter)
 	e.check(c.AgeDecay >= 0 && (c.AgeDecay < time.Millisecond || c.AgeDecay > time.Hour),
 		"Config.AgeDecay = %v, allowed 1ms..1h or negative (off)", c.AgeDecay)
+	e.check(c.SampleCap >= 0 && !(c.SampleCap >= 1.5 && c.SampleCap <= 1000),
+		"Config.SampleCap = %v, allowed 1.5..1000 or negative (no cap)", c.SampleCap)
 	return errors.Join(append(e, c.Rate.Validate())...)
 }
 

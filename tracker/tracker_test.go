@@ -38,6 +38,8 @@ func TestConfigValidation(t *testing.T) {
 		{func(c *Config) { c.DefaultResponseTime = -1 }, "DefaultResponseTime"},
 		{func(c *Config) { c.ForgetAfter = 5 * time.Millisecond }, "ForgetAfter = 5ms, allowed 10ms..1h or negative (never)"},
 		{func(c *Config) { c.AgeDecay = time.Microsecond }, "AgeDecay = 1µs, allowed 1ms..1h or negative (off)"},
+		{func(c *Config) { c.SampleCap = 1 }, "SampleCap = 1, allowed 1.5..1000 or negative (no cap)"},
+		{func(c *Config) { c.SampleCap = 5000 }, "SampleCap = 5000"},
 		{func(c *Config) { c.Rate.Beta = 1 }, "RateConfig.Beta = 1, allowed (0,1)"},
 		{func(c *Config) { c.Rate.Interval = time.Microsecond }, "RateConfig.Interval"},
 		{func(c *Config) { c.Rate.SMax = -1 }, "RateConfig.SMax"},
@@ -67,6 +69,48 @@ func TestConfigValidation(t *testing.T) {
 	assert.Equal(t, 40*time.Millisecond, c.Rate.Hysteresis)
 	assert.Equal(t, 10.0, c.Rate.SMax)
 	assert.Equal(t, time.Second, c.ForgetAfter)
+	assert.Equal(t, 4.0, c.SampleCap)
+}
+
+// TestSampleCap: a stall's late answers move R_s by at most
+// Config.SampleCap per sample, so a host that has just come out of a pause
+// is not scored as several times slower; the latency histogram keeps them;
+// a host that really slows down still reaches its new R_s; a negative cap
+// is no cap.
+func TestSampleCap(t *testing.T) {
+	const ms = float64(time.Millisecond)
+	stall := func(mod func(*Config)) (*Host, *Tracker) {
+		tr, clk := newTest(t, mod)
+		h := tr.Host("a")
+		for i := 0; i < 30; i++ {
+			h.Observe(tr.Now(), 5*time.Millisecond, Success)
+			clk.Advance(time.Millisecond)
+		}
+		clk.Advance(150 * time.Millisecond) // frozen: the first answer after it waited 150ms
+		h.Observe(tr.Now(), 150*time.Millisecond, Success)
+		return h, tr
+	}
+	a := 1 - 0.9*math.Exp(-151.0/250) // alpha' after 151ms without a response (AgeDecay 250ms)
+
+	h, tr := stall(nil)
+	assert.InDelta(t, 5*ms+a*15*ms, h.View(tr.Now()).ResponseTime, 1e3, "capped at 4 x 5ms")
+	assert.InDelta(t, 150*ms, float64(h.Snapshot().P99), 2*ms, "the histogram keeps the sample")
+
+	h, tr = stall(func(c *Config) { c.SampleCap = -1 })
+	assert.InDelta(t, 5*ms+a*145*ms, h.View(tr.Now()).ResponseTime, 1e3, "no cap")
+
+	// A host five times slower from now on, answering back to back.
+	tr, clk := newTest(t, nil)
+	slow := tr.Host("slow")
+	for i := 0; i < 30; i++ {
+		slow.Observe(tr.Now(), 5*time.Millisecond, Success)
+		clk.Advance(time.Millisecond)
+	}
+	for i := 0; i < 15; i++ {
+		slow.Observe(tr.Now(), 25*time.Millisecond, Success)
+		clk.Advance(time.Millisecond)
+	}
+	assert.Greater(t, slow.View(tr.Now()).ResponseTime, 20*ms, "a real slowdown is followed within 15 samples")
 }
 
 // TestForgetAfter: an idle host's old estimates fade toward the other
