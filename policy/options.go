@@ -73,7 +73,10 @@ func WithRemoteDCs(allow bool) Option { return route.WithRemoteDCs(allow) }
 // WithConcurrencyWeight sets w, the concurrency-compensation weight of C3's
 // queue estimate qhat = 1 + os*w + q. The paper sets it to the number of
 // clients; the default 1 assumes this process is the only client (set it to
-// the number of application instances sharing the cluster). Allowed 0..1e6.
+// the number of application instances sharing the cluster). With
+// WithServerLoad the weight in force is min(w, max(1, Qmax)), Qmax the
+// longest smoothed polled queue (see "Server-load polling" in
+// serverload.go). Allowed 0..1e6.
 func WithConcurrencyWeight(w float64) Option { return route.WithConcurrencyWeight(w) }
 
 // DefaultServerWorkers is W_s assumed for a host whose own count is

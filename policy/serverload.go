@@ -41,7 +41,8 @@ import (
 //	                                     1 + w*os_s + q_s already counts
 //	                                     w*os_s, C3's estimate of all
 //	                                     clients' requests, w the
-//	                                     ConcurrencyWeight)
+//	                                     ConcurrencyWeight in force, w_eff
+//	                                     below)
 //	1/mu_s = mean(active) / X          (Little's law on the workers: X the
 //	                                     completed-task rate between two
 //	                                     samples, mean(active) the busy
@@ -62,6 +63,29 @@ import (
 // that reported one, whether or not the client measures the host itself,
 // whatever the sample's age (a host that comes back up starts without one
 // until its next poll).
+//
+// The polls also bound C3's concurrency weight w (WithConcurrencyWeight, the
+// number of clients in the paper, which notes that it approximates well
+// where the number of clients is comparable to the expected queue lengths
+// at the servers). Each host's queue (pending + active, both stages) is
+// smoothed from w, quick to rise (half way to a longer queue at once) and
+// slow to fall (a fifth of the way to a shorter one per poll, about a
+// second at the default interval); Qmax, the longest of them, is that
+// expected length where the herd protection matters most, and the weight
+// in force is
+//
+//	w_eff = min(w, max(1, Qmax))
+//
+// So under load (some queue as long as the number of clients, or longer)
+// and until the polls have shown short queues for a while, w stands; at low
+// load a request in flight on a fast host no longer counts as w of them and
+// loses to an idle host several times slower. Like W_s, the reduction
+// holds only while the host answers: silent for longer than its R_s, a
+// host keeps R_s/Silence of w - w_eff, so a paused host's requests in
+// flight count as w of them again within a few R_s. With w = 1 (the
+// default) nothing changes. A host's queue counts while its latest poll is at most 6
+// intervals old; without any, w again. ServerLoadCounters reports Qmax and
+// w_eff. Payload feedback, when present, keeps w.
 //
 // A completed count lower than the previous sample's (the node restarted)
 // gives no rate: the sample becomes the new baseline. Each sample is stamped

@@ -175,10 +175,12 @@ func (r *pollRecorder) of(ip string) []route.ThreadPoolSample {
 // TestServerLoadFollowsSlowNode: a node is slowed and loaded by another
 // client; the poller's q_s for it rises by the second poll after the queue
 // formed (sample-counted, not timed), and falls back when the load stops.
+// The concurrency weight in force (w = 4) falls toward 1 while every queue
+// is short and is back at 4 while the loaded node's queue is long.
 func TestServerLoadFollowsSlowNode(t *testing.T) {
 	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 5, Model: sim.ServiceModel{Workers: 2, MeanService: 2 * time.Millisecond}})
 	const interval = 50 * time.Millisecond
-	p, err := New(WithServerLoad(interval))
+	p, err := New(WithServerLoad(interval), WithConcurrencyWeight(4))
 	require.NoError(t, err)
 	rec := recordPolls(p)
 	s := loadSession(t, c, p, quietLogger{})
@@ -187,6 +189,8 @@ func TestServerLoadFollowsSlowNode(t *testing.T) {
 	slow := c.Hosts()[2]
 	require.Eventually(t, func() bool { return hostStats(p, slow).HasServerLoad }, 5*time.Second, 10*time.Millisecond)
 	assert.Less(t, hostStats(p, slow).ServerQueue, 2.0)
+	require.Eventually(t, func() bool { return p.ServerLoadCounters().Weight < 1.5 }, 5*time.Second, 5*time.Millisecond,
+		"idle cluster: w_eff toward 1 (%+v)", p.ServerLoadCounters())
 
 	m := c.Node(slow).Model()
 	m.Slowdown = 10
@@ -221,6 +225,7 @@ func TestServerLoadFollowsSlowNode(t *testing.T) {
 	got := rec.of(slow)[before : before+2]
 	assert.True(t, got[0].Pending+got[0].Active >= 8 || got[1].Pending+got[1].Active >= 8, "samples after the queue formed: %+v", got)
 	require.Eventually(t, func() bool { return hostStats(p, slow).ServerQueue >= 8 }, 5*time.Second, 5*time.Millisecond)
+	assert.Equal(t, 4.0, p.ServerLoadCounters().Weight, "a queue of 8 or more: the configured w")
 	st := hostStats(p, slow)
 	assert.Greater(t, st.ServerServiceTime, 5*time.Millisecond, "1/mu_s of a node 10x slower than 2ms")
 	for _, ip := range c.Hosts()[:2] {
@@ -233,6 +238,8 @@ func TestServerLoadFollowsSlowNode(t *testing.T) {
 	cancel()
 	wg.Wait()
 	require.Eventually(t, func() bool { return hostStats(p, slow).ServerQueue < 2 }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return p.ServerLoadCounters().Weight < 1.5 }, 5*time.Second, 5*time.Millisecond,
+		"load gone: w_eff falls again (%+v)", p.ServerLoadCounters())
 	assert.Zero(t, p.ServerLoadCounters().Skipped)
 }
 

@@ -57,6 +57,11 @@ type ServerLoadCounters struct {
 	Failures uint64   // polls that failed or timed out
 	Samples  uint64   // samples recorded
 	Skipped  []string // hosts not polled (no system_views.thread_pools, not allowed), by host ID
+	// QueueMax is Qmax, the longest of the polled hosts' smoothed queues
+	// (pending + active), and Weight the concurrency weight in force,
+	// min(w, max(1, Qmax)) (package policy, "Server-load polling").
+	QueueMax float64
+	Weight   float64
 }
 
 // Hedging is a snapshot of a Hedger's counters since it was created

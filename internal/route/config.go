@@ -152,7 +152,9 @@ func WithRemoteDCs(allow bool) Option { return func(c *Config) { c.remoteDCs = a
 // WithConcurrencyWeight sets w, the concurrency-compensation weight of C3's
 // queue estimate qhat = 1 + os*w + q. The paper sets it to the number of
 // clients; the default 1 assumes this process is the only client (set it to
-// the number of application instances sharing the cluster). Allowed 0..1e6.
+// the number of application instances sharing the cluster). With
+// WithServerLoad the weight in force is min(w, max(1, Qmax)) (weight.go).
+// Allowed 0..1e6.
 func WithConcurrencyWeight(w float64) Option {
 	return func(c *Config) {
 		if !(w >= 0 && w <= 1e6) {

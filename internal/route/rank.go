@@ -82,7 +82,7 @@ func (st *queryState[H, S]) rankC3(c []core.Candidate) {
 	for k := range c {
 		h := t.hosts[c[k].Host].h
 		v := h.View(now)
-		c[k].Score = p.score(v)
+		c[k].Score = p.score(v, now)
 		c[k].InFlight = v.Outstanding()
 		c[k].Busy = v.Busy(busyN, cfg.busyNoResponse)
 		c[k].Stale = v.InFlight == 0 && v.SinceResponse >= cfg.probeAfter
@@ -158,12 +158,15 @@ func (st *queryState[H, S]) demote(c []core.Candidate, now time.Duration) int32 
 // is scaled by R_s/Silence (never below 1, the paper's single queue). A
 // paused host thus loses the drain credit within a few R_s instead of
 // collecting W_s times as many requests before its queue term repels them;
-// a host answering within R_s keeps its W_s. Health is
+// a host answering within R_s keeps its W_s. With server-load polling
+// the concurrency weight is w_eff = min(w, max(1, Qmax)) (queueMean), and
+// likewise only while the host answers: silent longer than R_s, the
+// reduction w - w_eff shrinks by R_s/Silence. Health is
 // not part of it: dividing by successRate^3 is no match for qhat^3 (one
 // more request in flight on a healthy replica outweighs a 50 % failure
 // rate), so health orders replicas before the score does
 // (core.DemoteUnhealthy).
-func (p *Router[H, S]) score(v tracker.View) float64 {
+func (p *Router[H, S]) score(v tracker.View, now time.Duration) float64 {
 	workers := v.Workers
 	if workers <= 0 {
 		workers = p.cfg.workers
@@ -171,7 +174,17 @@ func (p *Router[H, S]) score(v tracker.View) float64 {
 	if s := float64(v.Silence); workers > 1 && s > v.ResponseTime {
 		workers = max(1, workers*v.ResponseTime/s)
 	}
-	return core.C3Score(v.ResponseTime, v.ServiceTime, v.QueueSize, v.Outstanding(), p.cfg.weight, workers)
+	w := p.cfg.weight
+	if p.cfg.serverLoad > 0 && !v.HasFeedback {
+		weff := p.queues.weight(now, w, 6*p.cfg.serverLoad)
+		if s := float64(v.Silence); weff < w && s > v.ResponseTime {
+			// Short queues say nothing of a host that has stopped
+			// answering: as W_s, the credit shrinks by R_s/Silence.
+			weff = w - (w-weff)*v.ResponseTime/s
+		}
+		w = weff
+	}
+	return core.C3Score(v.ResponseTime, v.ServiceTime, v.QueueSize, v.Outstanding(), w, workers)
 }
 
 // stalled reports whether a host owes responses and has been silent for

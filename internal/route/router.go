@@ -79,8 +79,9 @@ type Router[H HostInfo, S any] struct {
 	noReplicas atomic.Uint64
 	lateSeen   atomic.Bool // the driver's own speculative execution seen (see queryState)
 
-	load  atomic.Pointer[serverLoadPoller[H, S]] // WithServerLoad, once started; nil = off
-	polls atomic.Int64                           // poll queries in flight (Pick and the observers check for them)
+	load   atomic.Pointer[serverLoadPoller[H, S]] // WithServerLoad, once started; nil = off
+	polls  atomic.Int64                           // poll queries in flight (Pick and the observers check for them)
+	queues queueMean                              // WithServerLoad: the polled queues' mean (w_eff, weight.go)
 }
 
 // hostTable is an immutable snapshot of the hosts, the ring and the replica

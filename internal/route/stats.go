@@ -25,7 +25,7 @@ func (r *Router[H, S]) Stats() []HostStats {
 			Rack:         e.rack,
 			Up:           e.isUp(),
 			Local:        e.local,
-			Score:        r.score(v),
+			Score:        r.score(v, now),
 			Busy:         v.Busy(int64(r.cfg.busyInFlight), r.cfg.busyNoResponse),
 			WithinRate:   e.h.WithinRate(now),
 			Stalled:      r.stalled(v),

@@ -1,0 +1,108 @@
+package route
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// C3's concurrency compensation counts each request a client has in flight
+// at a host w times (qhat_s = 1 + os_s*w + q_s): it assumes every other
+// client keeps as many requests there. The paper sets w to the number of
+// clients and notes that this "serves as a good approximation in settings
+// where the number of clients is comparable to the expected queue lengths
+// at the servers" (section 3.1). With server-load polling (WithServerLoad)
+// those queue lengths are measured, so the policy keeps w within them:
+//
+//	w_eff = min(w, max(1, Qmax))
+//
+// Qmax is the longest of the polled hosts' queues (pending + active of
+// ReadStage and MutationStage), each host's smoothed quick to rise and slow
+// to fall (half way to a longer queue at once, a fifth of the way to a
+// shorter one per poll, about a second at the default interval) from w:
+// the herd protection has to cover the most loaded server, and until the
+// polls have shown short queues for a while the paper's w holds. Under
+// load (some queue as long as the number of clients, or longer) w_eff = w;
+// at low load, where the paper's approximation overstates the herd, one
+// request in flight on a fast replica no longer counts as w of them (and
+// loses to an idle replica several times slower). A host's queue counts
+// while its latest poll is at most 6 intervals old; without any, w again.
+type queueMean struct {
+	mu    sync.Mutex
+	hosts map[string]hostQueue // by host id
+	bits  atomic.Uint64        // Qmax, float64 bits
+	at    atomic.Int64         // clock time Qmax was computed at; 0 = never
+}
+
+type hostQueue struct {
+	mean float64
+	at   time.Duration
+}
+
+// How a host's smoothed queue moves toward a poll's: up and down.
+const (
+	queueRise = 0.5
+	queueFall = 0.2
+)
+
+// add records one poll's queue (pending + active) of host id, taken at
+// clock time at, for the configured w; samples older than maxAge no longer
+// count.
+func (m *queueMean) add(id string, at time.Duration, queue, w float64, maxAge time.Duration) {
+	if queue < 0 || math.IsNaN(queue) {
+		queue = 0
+	}
+	if at <= 0 {
+		at = 1
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.hosts == nil {
+		m.hosts = map[string]hostQueue{}
+	}
+	hq, ok := m.hosts[id]
+	if !ok {
+		hq.mean = w
+	}
+	if queue > hq.mean {
+		hq.mean += queueRise * (queue - hq.mean)
+	} else {
+		hq.mean += queueFall * (queue - hq.mean)
+	}
+	hq.at = at
+	m.hosts[id] = hq
+	qmax := 0.0
+	for k, h := range m.hosts {
+		if at-h.at > maxAge {
+			delete(m.hosts, k)
+			continue
+		}
+		qmax = max(qmax, h.mean)
+	}
+	m.bits.Store(math.Float64bits(qmax))
+	m.at.Store(int64(at))
+}
+
+// forget drops host id (no longer polled).
+func (m *queueMean) forget(id string) {
+	m.mu.Lock()
+	delete(m.hosts, id)
+	m.mu.Unlock()
+}
+
+// max returns Qmax (0 before any poll).
+func (m *queueMean) max() float64 { return math.Float64frombits(m.bits.Load()) }
+
+// weight returns w_eff at clock time now for the configured w, samples
+// counting up to maxAge.
+func (m *queueMean) weight(now time.Duration, w float64, maxAge time.Duration) float64 {
+	if w <= 1 {
+		return w
+	}
+	at := m.at.Load()
+	if at == 0 || now-time.Duration(at) > maxAge {
+		return w
+	}
+	return min(w, max(1, m.max()))
+}

@@ -1,0 +1,98 @@
+package route
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/tailroute/tailroute/internal/core"
+	"github.com/tailroute/tailroute/tracker"
+)
+
+// w_eff = min(w, max(1, Qmax)) while the polls are recent, Qmax the
+// longest of the hosts' smoothed queues, which start at w, rise half way
+// to a longer queue and fall a fifth of the way to a shorter one per poll;
+// w without samples, with old samples and for w <= 1; a host no longer
+// polled stops counting.
+func TestQueueMeanWeight(t *testing.T) {
+	const maxAge = time.Second
+	var m queueMean
+	now := 10 * time.Second
+	assert.Equal(t, 4.0, m.weight(now, 4, maxAge), "no sample: w")
+	m.add("a", now, 0, 4, maxAge)
+	assert.InDelta(t, 3.2, m.weight(now, 4, maxAge), 1e-9, "from w, a fifth of the way down")
+	m.add("a", now, 0, 4, maxAge)
+	assert.InDelta(t, 2.56, m.weight(now, 4, maxAge), 1e-9)
+	m.add("a", now, 3.56, 4, maxAge)
+	assert.InDelta(t, 3.06, m.weight(now, 4, maxAge), 1e-9, "half way up at once")
+	for i := 0; i < 30; i++ {
+		m.add("a", now, 0.3, 4, maxAge)
+	}
+	assert.InDelta(t, 1.0, m.weight(now, 4, maxAge), 1e-3, "queues shorter than one request: 1")
+	assert.Equal(t, 0.5, m.weight(now, 0.5, maxAge), "w <= 1 is kept")
+	for i := 0; i < 30; i++ {
+		m.add("b", now, 2.5, 4, maxAge)
+	}
+	assert.InDelta(t, 2.5, m.weight(now, 4, maxAge), 0.01, "the longest queue counts")
+	m.forget("b")
+	m.add("a", now, 0.3, 4, maxAge)
+	assert.InDelta(t, 1.0, m.weight(now, 4, maxAge), 1e-3, "b no longer polled")
+	m.add("b", now, 2.5, 4, maxAge)
+	m.add("a", now+2*maxAge, 0.3, 4, maxAge)
+	assert.InDelta(t, 1.0, m.weight(now+2*maxAge, 4, maxAge), 1e-3, "b's samples too old")
+	assert.Equal(t, 4.0, m.weight(now+4*maxAge, 4, maxAge), "no recent sample: w")
+	m.add("c", now, 10, 4, maxAge)
+	assert.Equal(t, 4.0, m.weight(now, 4, maxAge), "queues longer than w: w, the paper's")
+
+	var bad queueMean
+	for i := 0; i < 30; i++ {
+		bad.add("a", now, -3, 4, maxAge)
+		bad.add("a", now, math.NaN(), 4, maxAge)
+	}
+	assert.Equal(t, 1.0, bad.weight(now, 4, maxAge), "negative and NaN queues count as 0")
+}
+
+type testHost struct{ id string }
+
+func (h *testHost) HostID() string                { return h.id }
+func (h *testHost) ConnectAddressAndPort() string { return h.id + ":9042" }
+func (h *testHost) DataCenter() string            { return "dc1" }
+func (h *testHost) Rack() string                  { return "r1" }
+func (h *testHost) Tokens() []string              { return nil }
+func (h *testHost) IsUp() bool                    { return true }
+
+// With w = 4 (four clients) and polled W_s = 4, a fast replica (R_s = 5 ms)
+// with one request in flight scores 8 service times under the paper's
+// w, behind an idle replica 4x slower; once the polls show queues of about
+// one request, w_eff = 1 and it ranks first again. Payload feedback keeps
+// the configured w.
+func TestScoreWeightFollowsPolledQueues(t *testing.T) {
+	r, err := New[*testHost, any](Hooks{}, WithConcurrencyWeight(4), WithServerLoad(DefaultServerLoadInterval))
+	if !assert.NoError(t, err) {
+		return
+	}
+	const ms = 1e6
+	now := 10 * time.Second
+	fast := tracker.View{InFlight: 1, ResponseTime: 5 * ms, ServiceTime: 5 * ms, Workers: 4}
+	slow := tracker.View{ResponseTime: 20 * ms, ServiceTime: 20 * ms, Workers: 4}
+	assert.Greater(t, r.score(fast, now), r.score(slow, now), "no poll yet: w = 4")
+	for i := 0; i < 30; i++ {
+		r.queues.add("h", now, 1, 4, time.Second)
+	}
+	assert.Less(t, r.score(fast, now), r.score(slow, now), "polls show queues of one request: w_eff = 1")
+	fb := fast
+	fb.HasFeedback = true
+	assert.Greater(t, r.score(fb, now), r.score(slow, now), "payload feedback: the configured w")
+	assert.Greater(t, r.score(fast, now+2*time.Second), r.score(slow, now), "polls 2 s old: w = 4 again")
+
+	paused := fast
+	paused.Silence = time.Duration(50 * ms) // 10 x R_s without an answer
+	weffPaused := 4 - (4-1.0)*5/50.0 // and W_s = max(1, 4*5/50)
+	assert.InDelta(t, core.C3Score(5*ms, 5*ms, 0, 1, weffPaused, 1), r.score(paused, now), 1e6,
+		"a silent host keeps R_s/Silence of the reduction")
+	assert.Greater(t, r.score(paused, now), r.score(slow, now), "paused: behind the idle slow host again")
+	within := fast
+	within.Silence = time.Duration(4 * ms)
+	assert.Equal(t, r.score(fast, now), r.score(within, now), "silent less than R_s: the full reduction")
+}
