@@ -27,6 +27,26 @@ func (e *ewma) add(x, alpha float64) {
 	}
 }
 
+// addCapped is add with x first bounded to capFactor times the current
+// average (no bound when capFactor <= 0 or the average is empty), read in
+// the same load as the update.
+func (e *ewma) addCapped(x, alpha, capFactor float64) {
+	for {
+		old := e.w.Load()
+		nf := x
+		if old != 0 {
+			of := math.Float64frombits(old ^ emptyMask)
+			if capFactor > 0 && x > capFactor*of {
+				x = capFactor * of
+			}
+			nf = of + alpha*(x-of)
+		}
+		if e.w.CompareAndSwap(old, math.Float64bits(nf)^emptyMask) {
+			return
+		}
+	}
+}
+
 // get returns the average and whether any sample was recorded.
 func (e *ewma) get() (float64, bool) {
 	v := e.w.Load()

@@ -171,7 +171,7 @@ func (h *Host) Observe(now, latency time.Duration, o Outcome) {
 		h.queue.decay(0, f)
 	}
 	if o == Success || h.failureRaises(latency) {
-		h.resp.add(h.capSample(float64(latency)), h.sampleWeight(now))
+		h.resp.addCapped(float64(latency), h.sampleWeight(now), h.t.cfg.SampleCap)
 		h.hist.Record(now, latency)
 	}
 	h.samples.Add(1)
@@ -193,18 +193,6 @@ func (h *Host) sampleWeight(now time.Duration) float64 {
 		return a
 	}
 	return 1 - (1-a)*math.Exp(-float64(dt)/float64(tau))
-}
-
-// capSample bounds a sample of R_s to SampleCap*R_s (Config.SampleCap).
-func (h *Host) capSample(x float64) float64 {
-	c := h.t.cfg.SampleCap
-	if c <= 0 {
-		return x
-	}
-	if r, ok := h.resp.get(); ok && x > c*r {
-		return c * r
-	}
-	return x
 }
 
 // failureRaises reports whether a failed or lost attempt's latency moves R_s
