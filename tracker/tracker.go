@@ -144,7 +144,7 @@ func (c Config) Validate() error {
 		"Config.ForgetAfter = %v, allowed 10ms..1h or negative (never)", c.ForgetAfter)
 	e.check(c.AgeDecay >= 0 && (c.AgeDecay < time.Millisecond || c.AgeDecay > time.Hour),
 		"Config.AgeDecay = %v, allowed 1ms..1h or negative (off)", c.AgeDecay)
-	e.check(c.SampleCap >= 0 && !(c.SampleCap >= 1.5 && c.SampleCap <= 1000),
+	e.check(!(c.SampleCap < 0) && !(c.SampleCap >= 1.5 && c.SampleCap <= 1000),
 		"Config.SampleCap = %v, allowed 1.5..1000 or negative (no cap)", c.SampleCap)
 	return errors.Join(append(e, c.Rate.Validate())...)
 }

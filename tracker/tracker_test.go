@@ -40,6 +40,7 @@ func TestConfigValidation(t *testing.T) {
 		{func(c *Config) { c.AgeDecay = time.Microsecond }, "AgeDecay = 1µs, allowed 1ms..1h or negative (off)"},
 		{func(c *Config) { c.SampleCap = 1 }, "SampleCap = 1, allowed 1.5..1000 or negative (no cap)"},
 		{func(c *Config) { c.SampleCap = 5000 }, "SampleCap = 5000"},
+		{func(c *Config) { c.SampleCap = math.NaN() }, "SampleCap = NaN"},
 		{func(c *Config) { c.Rate.Beta = 1 }, "RateConfig.Beta = 1, allowed (0,1)"},
 		{func(c *Config) { c.Rate.Interval = time.Microsecond }, "RateConfig.Interval"},
 		{func(c *Config) { c.Rate.SMax = -1 }, "RateConfig.SMax"},
