@@ -13,19 +13,7 @@ const emptyMask = 0x7ff8_0000_0000_0001
 // samples. The zero value is empty.
 type ewma struct{ w atomic.Uint64 }
 
-func (e *ewma) add(x, alpha float64) {
-	for {
-		old := e.w.Load()
-		nf := x
-		if old != 0 {
-			of := math.Float64frombits(old ^ emptyMask)
-			nf = of + alpha*(x-of)
-		}
-		if e.w.CompareAndSwap(old, math.Float64bits(nf)^emptyMask) {
-			return
-		}
-	}
-}
+func (e *ewma) add(x, alpha float64) { e.addCapped(x, alpha, 0) }
 
 // addCapped is add with x first bounded to capFactor times the current
 // average (no bound when capFactor <= 0 or the average is empty), read in

@@ -176,7 +176,7 @@ func (p *Router[H, S]) score(v tracker.View, now time.Duration) float64 {
 	}
 	w := p.cfg.weight
 	if p.cfg.serverLoad > 0 && !v.HasFeedback {
-		weff := p.queues.weight(now, w, 6*p.cfg.serverLoad)
+		weff := p.weightAt(now)
 		if s := float64(v.Silence); weff < w && s > v.ResponseTime {
 			// Short queues say nothing of a host that has stopped
 			// answering: as W_s, the credit shrinks by R_s/Silence.

@@ -319,10 +319,10 @@ func (sl *serverLoadPoller[H, S]) pollOnce(e *hostEntry[H], est *LoadEstimator) 
 		return !sl.drv.Closed()
 	}
 	smp.At = t0 + (t1-t0)/2
-	smp.Own = r.queues.weight(t1, r.cfg.weight, 6*sl.interval) * float64(own0+own1) / 2
+	smp.Own = r.weightAt(t1) * float64(own0+own1) / 2
 	q, svc := est.Add(smp)
 	e.h.ServerLoad(smp.At, q, svc, sl.interval*3/2)
-	r.queues.add(e.id, smp.At, smp.Pending+smp.Active, r.cfg.weight, 6*sl.interval)
+	r.queues.add(e.id, smp.At, smp.Pending+smp.Active, r.cfg.weight, r.queueMaxAge())
 	e.h.ServerWorkers(smp.Workers)
 	sl.samples.Add(1)
 	return true
@@ -344,7 +344,7 @@ func (r *Router[H, S]) ServerLoadCounters() ServerLoadCounters {
 	}
 	c := ServerLoadCounters{Polls: sl.polls.Load(), Failures: sl.failures.Load(), Samples: sl.samples.Load(),
 		QueueMax: r.queues.max(),
-		Weight:   r.queues.weight(r.clock.Now(), r.cfg.weight, 6*sl.interval)}
+		Weight:   r.weightAt(r.clock.Now())}
 	sl.mu.Lock()
 	for id := range sl.skipped {
 		c.Skipped = append(c.Skipped, id)

@@ -84,6 +84,20 @@ func (m *queueMean) add(id string, at time.Duration, queue, w float64, maxAge ti
 	m.at.Store(int64(at))
 }
 
+// queueMaxAgeIntervals is how many poll intervals a host's polled queue
+// keeps counting in Qmax after its latest poll.
+const queueMaxAgeIntervals = 6
+
+// queueMaxAge is the age up to which a host's polled queue counts in Qmax.
+func (r *Router[H, S]) queueMaxAge() time.Duration {
+	return queueMaxAgeIntervals * r.cfg.serverLoad
+}
+
+// weightAt returns w_eff at clock time now for the configured w.
+func (r *Router[H, S]) weightAt(now time.Duration) float64 {
+	return r.queues.weight(now, r.cfg.weight, r.queueMaxAge())
+}
+
 // forget drops host id (no longer polled).
 func (m *queueMean) forget(id string) {
 	m.mu.Lock()

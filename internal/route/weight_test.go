@@ -88,7 +88,7 @@ func TestScoreWeightFollowsPolledQueues(t *testing.T) {
 
 	paused := fast
 	paused.Silence = time.Duration(50 * ms) // 10 x R_s without an answer
-	weffPaused := 4 - (4-1.0)*5/50.0 // and W_s = max(1, 4*5/50)
+	weffPaused := 4 - (4-1.0)*5/50.0        // and W_s = max(1, 4*5/50)
 	assert.InDelta(t, core.C3Score(5*ms, 5*ms, 0, 1, weffPaused, 1), r.score(paused, now), 1e6,
 		"a silent host keeps R_s/Silence of the reduction")
 	assert.Greater(t, r.score(paused, now), r.score(slow, now), "paused: behind the idle slow host again")
