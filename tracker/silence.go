@@ -11,7 +11,7 @@ import "time"
 func (t *Tracker) MaxSilence() time.Duration {
 	now := t.clock.Now()
 	var m time.Duration
-	for _, h := range *t.hosts.Load() {
+	for _, h := range t.hosts.Load().list {
 		if s := h.Silence(now); s > m {
 			m = s
 		}

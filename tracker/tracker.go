@@ -166,10 +166,26 @@ type Tracker struct {
 	clock Clock
 
 	mu    sync.Mutex
-	hosts atomic.Pointer[map[string]*Host] // copy-on-write
+	hosts atomic.Pointer[hostSet] // copy-on-write
 	nhost atomic.Int64
 
 	qcache atomic.Pointer[quantileCache]
+}
+
+// hostSet is the tracked hosts, by ID and as a list: the hot path's
+// passes over every host (the other hosts' mean R_s of an idle host's
+// View, MaxSilence) walk the list, not the map.
+type hostSet struct {
+	byID map[string]*Host
+	list []*Host
+}
+
+func newHostSet(m map[string]*Host) *hostSet {
+	s := &hostSet{byID: m, list: make([]*Host, 0, len(m))}
+	for _, h := range m {
+		s.list = append(s.list, h)
+	}
+	return s
 }
 
 // quantileCache keeps the last cluster-wide quantiles for QuantileCacheTTL so
@@ -196,8 +212,7 @@ func New(cfg Config) (*Tracker, error) {
 		return nil, err
 	}
 	t := &Tracker{cfg: cfg, clock: cfg.Clock}
-	m := map[string]*Host{}
-	t.hosts.Store(&m)
+	t.hosts.Store(newHostSet(map[string]*Host{}))
 	return t, nil
 }
 
@@ -212,12 +227,12 @@ func (t *Tracker) Now() time.Duration { return t.clock.Now() }
 
 // Host returns the state of host id, creating it if needed.
 func (t *Tracker) Host(id string) *Host {
-	if h, ok := (*t.hosts.Load())[id]; ok {
+	if h, ok := t.hosts.Load().byID[id]; ok {
 		return h
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	old := *t.hosts.Load()
+	old := t.hosts.Load().byID
 	if h, ok := old[id]; ok {
 		return h
 	}
@@ -227,14 +242,14 @@ func (t *Tracker) Host(id string) *Host {
 		m[k] = v
 	}
 	m[id] = h
-	t.hosts.Store(&m)
+	t.hosts.Store(newHostSet(m))
 	t.nhost.Store(int64(len(m)))
 	return h
 }
 
 // Lookup returns the state of host id if it exists.
 func (t *Tracker) Lookup(id string) (*Host, bool) {
-	h, ok := (*t.hosts.Load())[id]
+	h, ok := t.hosts.Load().byID[id]
 	return h, ok
 }
 
@@ -242,7 +257,7 @@ func (t *Tracker) Lookup(id string) (*Host, bool) {
 func (t *Tracker) Remove(id string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	old := *t.hosts.Load()
+	old := t.hosts.Load().byID
 	if _, ok := old[id]; !ok {
 		return
 	}
@@ -252,17 +267,13 @@ func (t *Tracker) Remove(id string) {
 			m[k] = v
 		}
 	}
-	t.hosts.Store(&m)
+	t.hosts.Store(newHostSet(m))
 	t.nhost.Store(int64(len(m)))
 }
 
 // Hosts returns the tracked hosts sorted by ID.
 func (t *Tracker) Hosts() []*Host {
-	m := *t.hosts.Load()
-	out := make([]*Host, 0, len(m))
-	for _, h := range m {
-		out = append(out, h)
-	}
+	out := append([]*Host(nil), t.hosts.Load().list...)
 	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
 	return out
 }
@@ -290,7 +301,7 @@ func (t *Tracker) LatencyQuantile(q float64) (time.Duration, bool) {
 		return 0, false
 	}
 	now := t.clock.Now()
-	hosts := *t.hosts.Load()
+	hosts := t.hosts.Load().list
 	var total uint64
 	for _, h := range hosts {
 		total += h.samples.Load()
@@ -344,7 +355,7 @@ func (t *Tracker) meanResponseTime() (float64, bool) { return t.meanResponseTime
 func (t *Tracker) meanResponseTimeExcept(x *Host) (float64, bool) {
 	var sum float64
 	n := 0
-	for _, h := range *t.hosts.Load() {
+	for _, h := range t.hosts.Load().list {
 		if h == x {
 			continue
 		}
