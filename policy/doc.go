@@ -128,9 +128,25 @@
 // longer than its R_s, W_s is scaled by R_s/silence (never below 1), so a
 // paused node is scored as a single queue within a few R_s.
 //
+// The tail term. C3's Psi_s estimates a request's mean response time; the
+// policy ranks by Psi_s + k/mu_s (WithTailTerm, default k = 2), a tail
+// estimate: a host's service time spreads in proportion to its mean (for
+// an exponential service time 3/mu_s is the 95th percentile, hence k = 2),
+// so at equal Psi_s the host with the longer 1/mu_s has the longer tail.
+// Without a server signal the score is R_s*(qeff^3 + k): with W_s = 1 and
+// w = 1, one request in flight on a 5 ms replica scores 5*(8+2) = 50 ms,
+// ahead of an idle 25 ms replica (25*3 = 75 ms; without the term 40 ms
+// against 25 ms), and two in flight (5*29 = 145 ms) still lose to it. The
+// cube of a queue outgrows k quickly, so the term decides only between
+// short queues: with w clients counted per request in flight (w > 1) or
+// long queues the order is the paper's. It is a departure from the paper,
+// whose exponent b = 3 makes clients less greedy for a low 1/mu_s; the
+// term makes them somewhat greedier while queues are short.
+//
 // Defaults: strategy C3, w (ConcurrencyWeight) 1, busy at 10 in flight and
 // 200ms without response, stalled after max(10ms, 4*R_s) of silence, CUBIC delta 20ms, beta 0.2, saddle 100ms,
 // hysteresis 40ms, s_max 10, initial rate 100/delta, MaxBackpressureWait 1ms,
+// tail term k 2,
 // jitter 0.05, probe probability 0.01 after 1s (failing hosts: one probe per
 // 1s), MaxCandidates 8, EWMA alpha 0.1 aged with tau 250ms, HealthTolerance
 // 0.05, success buckets of 500ms.

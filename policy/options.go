@@ -13,7 +13,7 @@ type Strategy int
 
 const (
 	// C3 ranks replicas by the C3 score Psi_s = R_s - 1/mu_s + qhat_s^3/mu_s
-	// (qhat_s = 1 + os_s*w + q_s), materially less healthy replicas last
+	// (qhat_s = 1 + os_s*w + q_s) plus the tail term k/mu_s (WithTailTerm), materially less healthy replicas last
 	// (WithHealthTolerance), busy hosts last and CUBIC rate control with
 	// bounded backpressure. The default.
 	C3 Strategy = Strategy(route.C3)
@@ -93,6 +93,17 @@ const DefaultServerWorkers = route.DefaultServerWorkers
 // as its requests pile up, so set it only when known (same on every node).
 // Allowed 1..65536.
 func WithServerWorkers(n int) Option { return route.WithServerWorkers(n) }
+
+// DefaultTailTerm is k of WithTailTerm: 2, a request's own service counted
+// at 3/mu_s, the 95th percentile of an exponential service time, instead
+// of its mean.
+const DefaultTailTerm = route.DefaultTailTerm
+
+// WithTailTerm sets k, the service times added to C3's score: Psi_s +
+// k/mu_s, a tail estimate rather than a mean (see the package doc, "The
+// tail term"). Default DefaultTailTerm (2); 0 is the paper's score.
+// Allowed 0..100.
+func WithTailTerm(k float64) Option { return route.WithTailTerm(k) }
 
 // WithBusy sets the busy-node rule (DataStax): a host with at least
 // minInFlight requests in flight and no response for noResponse is put last

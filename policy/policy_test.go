@@ -32,6 +32,9 @@ func TestOptionsValidated(t *testing.T) {
 		{WithProbe(0.1, 0), "ProbeAfter = 0s, allowed 1ms..1h"},
 		{WithMaxCandidates(17), "MaxCandidates = 17, allowed 1..16"},
 		{WithServerWorkers(0), "WithServerWorkers: ServerWorkers = 0, allowed 1..65536"},
+		{WithTailTerm(-1), "WithTailTerm: TailTerm = -1, allowed 0..100"},
+		{WithTailTerm(math.NaN()), "WithTailTerm: TailTerm = NaN, allowed 0..100"},
+		{WithTailTerm(101), "WithTailTerm: TailTerm = 101, allowed 0..100"},
 		{WithServerWorkers(1 << 20), "ServerWorkers = 1048576, allowed 1..65536"},
 		{WithFeedbackKeys("", "x"), "WithFeedbackKeys"},
 		{WithRate(tracker.RateConfig{Beta: 2}), "RateConfig.Beta = 2, allowed (0,1)"},
@@ -192,8 +195,9 @@ func TestC3PrefersFastHostAndCountsInFlight(t *testing.T) {
 // TestC3WorkersLetFastHostKeepRequests: with W_s workers (polled
 // active_tasks_limit, else WithServerWorkers) a fast host with requests in
 // flight still ranks before an idle host 5x slower; with the paper's
-// single queue (W_s = 1, the default) one request in flight already loses;
-// a queue far beyond W_s still repels.
+// single queue (W_s = 1, the default) and score one request in flight
+// already loses (with the tail term, two); a queue far beyond W_s still
+// repels.
 func TestC3WorkersLetFastHostKeepRequests(t *testing.T) {
 	setup := func(opts ...Option) (*Policy, *tracker.Tracker) {
 		p, _, _ := testPolicy(t, 2, append([]Option{WithRateControl(false), WithProbe(0, time.Second), WithJitter(0)}, opts...)...)
@@ -217,9 +221,12 @@ func TestC3WorkersLetFastHostKeepRequests(t *testing.T) {
 		}()
 		return plan(p, &fakeQuery{})[0]
 	}
-	p, _ := setup()
+	p, _ := setup(WithTailTerm(0))
 	assert.Equal(t, "h0", first(p, 0))
-	assert.Equal(t, "h1", first(p, 1), "W_s = 1: 8 x 4ms behind an idle 20ms host")
+	assert.Equal(t, "h1", first(p, 1), "W_s = 1, the paper's score: 8 x 4ms behind an idle 20ms host")
+	p, _ = setup()
+	assert.Equal(t, "h0", first(p, 1), "W_s = 1, tail term 2: (8+2) x 4ms ahead of (1+2) x 20ms")
+	assert.Equal(t, "h1", first(p, 2), "W_s = 1, tail term 2: (27+2) x 4ms behind (1+2) x 20ms")
 
 	p, _ = setup(WithServerWorkers(4))
 	for n := 0; n <= 2; n++ {
@@ -628,7 +635,7 @@ func TestStatsSnapshot(t *testing.T) {
 	assert.True(t, st[0].Up)
 	assert.False(t, st[1].Up)
 	assert.Equal(t, 2*time.Millisecond, st[0].ResponseTime)
-	assert.InDelta(t, float64(2*time.Millisecond), st[0].Score, 1, "idle host: Psi = R")
+	assert.InDelta(t, float64(6*time.Millisecond), st[0].Score, 1, "idle host: Psi + 2/mu_s = 3R")
 	assert.Equal(t, 100.0, st[0].Rate, "InitialRate 100, one response (rrate 1) but nothing sent through the limiter: application-limited, no decrease")
 	assert.True(t, st[0].WithinRate)
 	assert.True(t, st[0].Local)

@@ -13,9 +13,10 @@ import (
 // the host answers. A fast host with two requests in flight ranks before an
 // idle host 5x slower while its silence is within R_s; once it has owed
 // responses for 3 x R_s (a pause, not yet a stall) its W_s is scaled by
-// R_s/Silence and the idle host ranks first.
+// R_s/Silence and the idle host ranks first. (The paper's score: the tail
+// term has tests of its own.)
 func TestC3WorkersNeedAnswers(t *testing.T) {
-	p, _, clk := testPolicy(t, 2, WithRateControl(false), WithProbe(0, time.Second), WithJitter(0))
+	p, _, clk := testPolicy(t, 2, WithRateControl(false), WithProbe(0, time.Second), WithJitter(0), WithTailTerm(0))
 	tr := p.r.Tracker()
 	for i := 0; i < 50; i++ {
 		tr.Host("h0").Observe(tr.Now(), 4*time.Millisecond, tracker.Success)

@@ -27,8 +27,8 @@ type HostStats struct {
 	Rack    string
 	Up      bool
 	Local   bool // in the local data center (see the adapters' WithLocalDC)
-	// Score is the host's C3 score (Psi_s, in nanoseconds) at the time of
-	// the snapshot, whatever the strategy.
+	// Score is the host's C3 score (Psi_s plus the tail term k/mu_s, in
+	// nanoseconds) at the time of the snapshot, whatever the strategy.
 	Score float64
 	// Busy is the DataStax busy-node condition at the time of the snapshot.
 	Busy bool

@@ -17,7 +17,8 @@ type Strategy int
 const (
 	// C3 ranks replicas by the C3 score Psi_s = R_s - 1/mu_s + qeff_s^3/mu_s
 	// (qhat_s = 1 + os_s*w + q_s drained by the server's W_s workers:
-	// qeff_s = 1 + (qhat_s-1)/W_s, core.C3Score), materially less healthy replicas last
+	// qeff_s = 1 + (qhat_s-1)/W_s, core.C3Score) plus the tail term k/mu_s
+	// (WithTailTerm), materially less healthy replicas last
 	// (WithHealthTolerance), busy hosts last and CUBIC rate control with
 	// bounded backpressure. The default.
 	C3 Strategy = iota
@@ -86,6 +87,7 @@ type Config struct {
 	feedbackQ      string
 	feedbackST     string
 	serverLoad     time.Duration // WithServerLoad interval; 0 = off
+	tailTerm       float64       // WithTailTerm (k)
 
 	keyspaceFunc KeyspaceFunc // test hook
 
@@ -110,6 +112,7 @@ func defaultConfig() Config {
 		healthTol:      0.05,
 		feedbackQ:      DefaultFeedbackQueueKey,
 		feedbackST:     DefaultFeedbackServiceTimeKey,
+		tailTerm:       DefaultTailTerm,
 	}
 }
 
@@ -164,6 +167,38 @@ func WithConcurrencyWeight(w float64) Option {
 		c.weight = w
 	}
 }
+
+// DefaultTailTerm is k of WithTailTerm: the score counts a request's own
+// service at 3/mu_s, the 95th percentile of an exponential service time,
+// instead of its mean.
+const DefaultTailTerm = 2
+
+const maxTailTerm = 100
+
+// WithTailTerm sets k, the service times added to C3's score: Psi_s +
+// k/mu_s. C3's Psi_s estimates a request's mean response time at s; a
+// host's service time spreads in proportion to its mean, so at equal Psi_s
+// the host with the longer 1/mu_s has the longer tail, and k/mu_s makes the
+// score a tail estimate. Without a server signal (1/mu_s = R_s) the score
+// is R_s*(qeff^3 + k): with W_s = 1 and w = 1, one request in flight on a
+// replica (8 + k) now beats an idle replica more than (8+k)/(1+k) times
+// slower (3.3x at k = 2) instead of 8x, and two in flight (27 + k) still
+// lose to an idle replica 5x slower. Where the queue term counts many
+// requests (w > 1 clients, long queues) its cube dwarfs k and the order
+// is the paper's. Default DefaultTailTerm (2); 0 is the paper's score.
+// Allowed 0..100.
+func WithTailTerm(k float64) Option {
+	return func(c *Config) {
+		if !(k >= 0 && k <= maxTailTerm) {
+			c.fail("policy: WithTailTerm: TailTerm = %v, allowed 0..%d", k, maxTailTerm)
+			return
+		}
+		c.tailTerm = k
+	}
+}
+
+// TailTerm returns k of WithTailTerm.
+func (c *Config) TailTerm() float64 { return c.tailTerm }
 
 // DefaultServerWorkers is W_s, the requests a server serves at once, that
 // the C3 score assumes for a host whose own count is unknown (no

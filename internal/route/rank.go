@@ -161,7 +161,8 @@ func (st *queryState[H, S]) demote(c []core.Candidate, now time.Duration) int32 
 // a host answering within R_s keeps its W_s. With server-load polling
 // the concurrency weight is w_eff = min(w, max(1, Qmax)) (queueMean), and
 // likewise only while the host answers: silent longer than R_s, the
-// reduction w - w_eff shrinks by R_s/Silence. Health is
+// reduction w - w_eff shrinks by R_s/Silence. The tail term k/mu_s
+// (WithTailTerm) is added to Psi_s. Health is
 // not part of it: dividing by successRate^3 is no match for qhat^3 (one
 // more request in flight on a healthy replica outweighs a 50 % failure
 // rate), so health orders replicas before the score does
@@ -184,7 +185,7 @@ func (p *Router[H, S]) score(v tracker.View, now time.Duration) float64 {
 		}
 		w = weff
 	}
-	return core.C3Score(v.ResponseTime, v.ServiceTime, v.QueueSize, v.Outstanding(), w, workers)
+	return core.C3Score(v.ResponseTime, v.ServiceTime, v.QueueSize, v.Outstanding(), w, workers) + p.cfg.tailTerm*v.ServiceTime
 }
 
 // stalled reports whether a host owes responses and has been silent for

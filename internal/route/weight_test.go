@@ -66,9 +66,9 @@ func (h *testHost) IsUp() bool                    { return true }
 // with one request in flight scores 8 service times under the paper's
 // w, behind an idle replica 4x slower; once the polls show queues of about
 // one request, w_eff = 1 and it ranks first again. Payload feedback keeps
-// the configured w.
+// the configured w. (The tail term is off: it has a test of its own.)
 func TestScoreWeightFollowsPolledQueues(t *testing.T) {
-	r, err := New[*testHost, any](Hooks{}, WithConcurrencyWeight(4), WithServerLoad(DefaultServerLoadInterval))
+	r, err := New[*testHost, any](Hooks{}, WithConcurrencyWeight(4), WithServerLoad(DefaultServerLoadInterval), WithTailTerm(0))
 	if !assert.NoError(t, err) {
 		return
 	}
@@ -95,4 +95,37 @@ func TestScoreWeightFollowsPolledQueues(t *testing.T) {
 	within := fast
 	within.Silence = time.Duration(4 * ms)
 	assert.Equal(t, r.score(fast, now), r.score(within, now), "silent less than R_s: the full reduction")
+}
+
+// The tail term k/mu_s (WithTailTerm, default DefaultTailTerm) puts a fast
+// replica with a request in flight ahead of an idle one five times slower,
+// with or without a server signal, and two in flight still behind it.
+func TestTailTerm(t *testing.T) {
+	const ms = 1e6
+	now := 10 * time.Second
+	for _, signal := range []struct {
+		name string
+		opts []Option
+	}{
+		{"no signal", nil},
+		{"polled", []Option{WithServerLoad(DefaultServerLoadInterval)}},
+	} {
+		plain, err := New[*testHost, any](Hooks{}, append([]Option{WithTailTerm(0)}, signal.opts...)...)
+		if !assert.NoError(t, err) {
+			return
+		}
+		tail, err := New[*testHost, any](Hooks{}, signal.opts...)
+		if !assert.NoError(t, err) {
+			return
+		}
+		assert.Equal(t, float64(DefaultTailTerm), tail.Config().TailTerm(), signal.name)
+		assert.Equal(t, 0.0, plain.Config().TailTerm(), signal.name)
+		fast := tracker.View{InFlight: 1, ResponseTime: 5 * ms, ServiceTime: 5 * ms, Workers: 1}
+		slow := tracker.View{ResponseTime: 25 * ms, ServiceTime: 25 * ms, Workers: 1}
+		assert.InDelta(t, plain.score(slow, now)+2*25*ms, tail.score(slow, now), 1, "%s: Psi_s + 2/mu_s", signal.name)
+		assert.Greater(t, plain.score(fast, now), plain.score(slow, now), "%s, k = 0: the idle slow replica first", signal.name)
+		assert.Less(t, tail.score(fast, now), tail.score(slow, now), "%s, k = 2: the fast replica with one in flight first", signal.name)
+		fast.InFlight = 2
+		assert.Greater(t, tail.score(fast, now), tail.score(slow, now), "%s, k = 2: two in flight still lose to the idle one", signal.name)
+	}
 }

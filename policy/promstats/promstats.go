@@ -44,7 +44,7 @@ func New(p Source, constLabels prometheus.Labels) *Collector {
 		respTime:  d("host_response_time_seconds", "EWMA of the host's response time (R_s).", host),
 		svcTime:   d("host_service_time_seconds", "EWMA of the server-reported service time (1/mu_s); 0 without feedback.", host),
 		queue:     d("host_queue_size", "EWMA of the server-reported queue size (q_s); 0 without feedback.", host),
-		score:     d("host_score_seconds", "C3 score of the host (Psi_s / successRate^3).", host),
+		score:     d("host_score_seconds", "C3 score of the host (Psi_s + k/mu_s).", host),
 		rate:      d("host_send_rate", "CUBIC sending rate (srate), requests per rate interval.", host),
 		rrate:     d("host_receive_rate", "Receive rate (rrate), responses per rate interval.", host),
 		success:   d("host_success_ratio", "Weighted success ratio of the rolling buckets.", host),

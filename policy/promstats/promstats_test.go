@@ -107,7 +107,7 @@ func TestCollector(t *testing.T) {
 	assert.Equal(t, 1.0, got["tailroute_host_success_ratio"])
 	assert.Equal(t, 0.0, got["tailroute_host_busy"])
 	assert.Equal(t, 0.0, got["tailroute_probes_total"])
-	// Psi = R - S + (1 + os*w)^3 * S with S = R (no feedback), os = 1 in
-	// flight + 1 orphaned: 27R
-	assert.InDelta(t, 0.054, got["tailroute_host_score_seconds"], 1e-9)
+	// Psi + k*S = R - S + (1 + os*w)^3 * S + 2S with S = R (no feedback),
+	// os = 1 in flight + 1 orphaned: 29R
+	assert.InDelta(t, 0.058, got["tailroute_host_score_seconds"], 1e-9)
 }
