@@ -13,9 +13,10 @@ type Strategy int
 
 const (
 	// C3 ranks replicas by the C3 score Psi_s = R_s - 1/mu_s + qhat_s^3/mu_s
-	// (qhat_s = 1 + os_s*w + q_s) plus the tail term k/mu_s (WithTailTerm), materially less healthy replicas last
-	// (WithHealthTolerance), busy hosts last and CUBIC rate control with
-	// bounded backpressure. The default.
+	// (qhat_s = 1 + os_s*w + q_s) plus the tail term k/mu_s (WithTailTerm),
+	// materially less healthy replicas last (WithHealthTolerance), busy
+	// hosts last and CUBIC rate control with bounded backpressure. The
+	// default.
 	C3 Strategy = Strategy(route.C3)
 	// P2C is the DataStax drivers' power of two random choices on in-flight
 	// counts, with materially less healthy replicas and busy hosts last. No

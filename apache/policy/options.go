@@ -13,9 +13,10 @@ type Strategy int
 
 const (
 	// C3 ranks replicas by the C3 score Psi_s = R_s - 1/mu_s + qhat_s^3/mu_s
-	// (qhat_s = 1 + os_s*w + q_s) plus the tail term k/mu_s (WithTailTerm), materially less healthy replicas last
-	// (WithHealthTolerance), busy hosts last and CUBIC rate control with
-	// bounded backpressure. The default.
+	// (qhat_s = 1 + os_s*w + q_s) plus the tail term k/mu_s (WithTailTerm),
+	// materially less healthy replicas last (WithHealthTolerance), busy
+	// hosts last and CUBIC rate control with bounded backpressure. The
+	// default.
 	C3 Strategy = Strategy(route.C3)
 	// P2C is the DataStax drivers' power of two random choices on in-flight
 	// counts, with materially less healthy replicas and busy hosts last. No
@@ -78,9 +79,8 @@ func WithServerWorkers(n int) Option { return route.WithServerWorkers(n) }
 const DefaultTailTerm = route.DefaultTailTerm
 
 // WithTailTerm sets k, the service times added to C3's score: Psi_s +
-// k/mu_s. The rule,
-// defaults and allowed range are those of the gocql v1 adapter's
-// WithTailTerm (package github.com/tailroute/tailroute/policy).
+// k/mu_s. The rule, default and allowed range are those of the gocql v1
+// adapter's WithTailTerm (package github.com/tailroute/tailroute/policy).
 func WithTailTerm(k float64) Option { return route.WithTailTerm(k) }
 
 // WithBusy sets the busy-node rule (DataStax): a host with at least
