@@ -26,7 +26,8 @@
 // policy.WithServerLoad), tailroute+payload (the simulator's payload, on for
 // that policy's runs only). -payload-feedback turns the payload on for every
 // run and runs tailroute policies as their +payload variant. Polls are not
-// counted as node requests.
+// counted as node requests. -tail-term k sets k of every tailroute policy's
+// score Psi_s + k/mu_s (policy.WithTailTerm; default the policy's 2).
 //
 // -clients N runs N independent clients (each its own session and policy
 // instance) against the cluster, -demand-skew P/Q lets P % of them issue

@@ -86,7 +86,7 @@ func (r *runner) openClientsV2(name string, cl *sim.Cluster, hosts []string, por
 	for c := range clients {
 		cfg := r.clusterConfigV2(hosts, port)
 		cfg.Keyspace = o.keyspace
-		inst, err := install(policyEnv{cluster: cl, seed: o.seed + int64(c), rf: o.rf, clients: o.clients, client: c, localDC: o.localDC}, cfg)
+		inst, err := install(policyEnv{cluster: cl, seed: o.seed + int64(c), rf: o.rf, clients: o.clients, client: c, localDC: o.localDC, tailTerm: o.tailTerm}, cfg)
 		if err != nil {
 			closeAll()
 			return nil, nil, err

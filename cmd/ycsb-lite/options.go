@@ -84,6 +84,10 @@ type options struct {
 	// payloadFeedback (-payload-feedback): the simulator attaches q_s and
 	// 1/mu_s to every response and policies with a +payload variant run as it.
 	payloadFeedback bool
+
+	// tailTerm is -tail-term: k of tailroute's C3 score Psi_s + k/mu_s
+	// (policy.WithTailTerm); nil = the policy's default.
+	tailTerm *float64
 }
 
 // propFlags collects repeated -p key=value.

@@ -20,6 +20,8 @@ type policyEnv struct {
 	clients, client int
 	// localDC is -local-dc: "" = every host is local.
 	localDC string
+	// tailTerm is -tail-term: nil = tailroute's default.
+	tailTerm *float64
 }
 
 // policySpec is one --policy choice.

@@ -66,6 +66,9 @@ func init() {
 					if poll > 0 {
 						opts = append(opts, policy.WithServerLoad(poll))
 					}
+					if env.tailTerm != nil {
+						opts = append(opts, policy.WithTailTerm(*env.tailTerm))
+					}
 					if env.localDC != "" {
 						opts = append(opts, policy.WithLocalDC(env.localDC))
 					}

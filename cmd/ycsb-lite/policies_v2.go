@@ -185,6 +185,9 @@ func tailrouteV2(s policy.Strategy, rate bool, poll time.Duration, payload bool)
 		if poll > 0 {
 			opts = append(opts, policy.WithServerLoad(poll))
 		}
+		if env.tailTerm != nil {
+			opts = append(opts, policy.WithTailTerm(*env.tailTerm))
+		}
 		p, err := policy.New(opts...)
 		if err != nil {
 			return installedV2{}, err

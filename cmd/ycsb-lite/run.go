@@ -210,12 +210,17 @@ func (r *runner) warnf(format string, args ...any) {
 	fmt.Fprintf(r.stderr, "ycsb-lite: "+format+"\n", args...)
 }
 
-// signalNote says which server load signal the policies had.
+// signalNote says which server load signal the policies had, and the
+// tail term when -tail-term set one.
 func signalNote(o *options) string {
+	note := "payload feedback off except for +payload policies, +poll = polled system_views.thread_pools, other policies no server signal"
 	if o.payloadFeedback {
-		return "payload feedback on (-payload-feedback; read by +payload policies), +poll = polled system_views.thread_pools"
+		note = "payload feedback on (-payload-feedback; read by +payload policies), +poll = polled system_views.thread_pools"
 	}
-	return "payload feedback off except for +payload policies, +poll = polled system_views.thread_pools, other policies no server signal"
+	if o.tailTerm != nil {
+		note += fmt.Sprintf(", tailroute tail term k = %g (-tail-term)", *o.tailTerm)
+	}
+	return note
 }
 
 // writeSummary writes YCSB's summary lines to <out>/<policy>-<phase>.txt,

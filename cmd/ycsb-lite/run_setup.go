@@ -30,7 +30,7 @@ func (r *runner) openClients(spec policySpec, name string, cl *sim.Cluster, host
 	for c := range clients {
 		cfg := r.clusterConfig(hosts, port)
 		cfg.Keyspace = o.keyspace
-		inst, err := spec.install(policyEnv{cluster: cl, seed: o.seed + int64(c), rf: o.rf, clients: o.clients, client: c, localDC: o.localDC}, cfg)
+		inst, err := spec.install(policyEnv{cluster: cl, seed: o.seed + int64(c), rf: o.rf, clients: o.clients, client: c, localDC: o.localDC, tailTerm: o.tailTerm}, cfg)
 		if err != nil {
 			closeAll()
 			return nil, nil, err

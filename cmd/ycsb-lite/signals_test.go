@@ -77,3 +77,51 @@ func TestSignalVariantsGetTheirSignalOnly(t *testing.T) {
 		}
 	}
 }
+
+// -tail-term sets k of every tailroute policy's score Psi_s + k/mu_s (an idle
+// host without a signal scores R_s*(1+k)), the report's header names it, and
+// a value outside 0..100 is a flag error; without the flag the policy's
+// default (2) holds.
+func TestTailTermFlag(t *testing.T) {
+	o, err := parseFlags(nil, io.Discard)
+	if err != nil || o.tailTerm != nil {
+		t.Fatalf("default: tailTerm %v, err %v", o.tailTerm, err)
+	}
+	for _, bad := range []string{"101", "-0.5", "NaN"} {
+		if _, err := parseFlags([]string{"-tail-term", bad}, io.Discard); err == nil ||
+			!strings.Contains(err.Error(), "-tail-term") || !strings.Contains(err.Error(), "allowed 0..100, or -1 for the policy's default") {
+			t.Errorf("-tail-term %s: err = %v", bad, err)
+		}
+	}
+	for _, tc := range []struct {
+		args   []string
+		k      float64
+		header bool
+	}{{nil, 2, false}, {[]string{"-tail-term", "0"}, 0, true}, {[]string{"-tail-term", "5"}, 5, true}} {
+		args := append([]string{"-compare", "tailroute", "-nodes", "3", "-records", "100", "-ops", "200",
+			"-target", "400", "-threads", "4", "-service-time", "1ms"}, tc.args...)
+		rep, _ := runJSON(t, args...)
+		if got := strings.Contains(rep.Cluster, "tail term k = "); got != tc.header {
+			t.Errorf("%v: header %q", tc.args, rep.Cluster)
+		}
+		hosts, _ := rep.Results[0].PolicyStats.([]any)
+		if len(hosts) != 3 {
+			t.Fatalf("%v: policy stats %v", tc.args, rep.Results[0].PolicyStats)
+		}
+		checked := 0
+		for _, h := range hosts {
+			hm := h.(map[string]any)
+			r, score := hm["ResponseTime"].(float64), hm["Score"].(float64)
+			if hm["InFlight"].(float64) != 0 || hm["Orphaned"].(float64) != 0 || r <= 0 {
+				continue
+			}
+			checked++
+			if ratio := score / r; ratio < (1+tc.k)*0.99 || ratio > (1+tc.k)*1.01 {
+				t.Errorf("%v: host %v score %.0f = %.3f x R_s, want %v", tc.args, hm["Address"], score, ratio, 1+tc.k)
+			}
+		}
+		if checked == 0 {
+			t.Errorf("%v: no idle host with an R_s to check in %v", tc.args, hosts)
+		}
+	}
+}
