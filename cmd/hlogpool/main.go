@@ -1,0 +1,155 @@
+// Command hlogpool pools ycsb-lite's interval logs (<policy>-run.hlog, one
+// per run) into one latency histogram and prints what a batch of runs
+// shows: the pooled quantiles, the share of operations over -slow, how many
+// runs collapsed and the median p99 of the others. Compare variants of a
+// policy as pooled batches of runs with alternating seeds: a cell whose runs
+// spread widely (bimodal 70 %) is judged on many runs pooled, not on a
+// median of three p99s.
+//
+//	hlogpool out/A/seed*/tailroute-run.hlog
+//	hlogpool -slow 50ms -collapse 100ms -collapse-count 100 FILE...
+//
+// Latencies are in microseconds, as ycsb-lite writes them. A run counts as
+// collapsed when more than -collapse-count of its operations took longer
+// than -collapse (every policy, the oracle included, collapses in some
+// bimodal 70 % / 500 ms runs: docs/RESULTS.md).
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/tailroute/tailroute/ycsb"
+)
+
+// maxLatencyUs bounds the pooled histogram: 1 h in microseconds.
+const maxLatencyUs = 3_600_000_000
+
+// summary is what a batch of runs shows.
+type summary struct {
+	Runs, Collapsed    int
+	Ops, Slow, Dropped int64
+	P50, P99, P999     time.Duration // pooled
+	MedianP99Kept      time.Duration // median p99 of the runs that did not collapse; 0 when all did
+	RunP99             []time.Duration
+	SlowAt, CollapseAt time.Duration
+	CollapseCount      int64
+}
+
+func us(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
+
+// pool reads every interval log and pools it.
+func pool(files []string, slow, collapse time.Duration, collapseCount int64) (summary, error) {
+	s := summary{SlowAt: slow, CollapseAt: collapse, CollapseCount: collapseCount}
+	all := hdrhistogram.New(1, maxLatencyUs, 3)
+	var kept []time.Duration
+	for _, f := range files {
+		run, err := readLog(f)
+		if err != nil {
+			return s, err
+		}
+		s.Runs++
+		s.Dropped += all.Merge(run)
+		p99 := us(run.ValueAtQuantile(99))
+		s.RunP99 = append(s.RunP99, p99)
+		if ycsb.CountAbove(run, collapse.Microseconds()) > collapseCount {
+			s.Collapsed++
+		} else {
+			kept = append(kept, p99)
+		}
+	}
+	if s.Runs == 0 {
+		return s, errors.New("hlogpool: no files; give one or more <policy>-run.hlog files")
+	}
+	s.Ops = all.TotalCount()
+	s.Slow = ycsb.CountAbove(all, slow.Microseconds())
+	s.P50, s.P99, s.P999 = us(all.ValueAtQuantile(50)), us(all.ValueAtQuantile(99)), us(all.ValueAtQuantile(99.9))
+	if len(kept) > 0 {
+		slices.Sort(kept)
+		s.MedianP99Kept = kept[len(kept)/2]
+		if len(kept)%2 == 0 {
+			s.MedianP99Kept = (kept[len(kept)/2-1] + kept[len(kept)/2]) / 2
+		}
+	}
+	return s, nil
+}
+
+// readLog merges the interval histograms of one log.
+func readLog(name string) (*hdrhistogram.Histogram, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	h := hdrhistogram.New(1, maxLatencyUs, 3)
+	r := hdrhistogram.NewHistogramLogReader(f)
+	for {
+		ih, err := r.NextIntervalHistogram()
+		if err != nil {
+			return nil, fmt.Errorf("hlogpool: %s: %w", name, err)
+		}
+		if ih == nil {
+			return h, nil
+		}
+		h.Merge(ih)
+	}
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/float64(time.Millisecond)) }
+
+func (s summary) write(w io.Writer) {
+	fmt.Fprintf(w, "runs %d, operations %d: pooled p50 %s ms, p99 %s ms, p99.9 %s ms; over %v %.2f %% (%d)\n",
+		s.Runs, s.Ops, ms(s.P50), ms(s.P99), ms(s.P999), s.SlowAt, 100*float64(s.Slow)/float64(max(s.Ops, 1)), s.Slow)
+	kept := "none"
+	if s.MedianP99Kept > 0 {
+		kept = ms(s.MedianP99Kept) + " ms"
+	}
+	fmt.Fprintf(w, "collapsed (over %d operations above %v) %d of %d; median p99 of the others %s\n",
+		s.CollapseCount, s.CollapseAt, s.Collapsed, s.Runs, kept)
+	p := make([]string, len(s.RunP99))
+	for i, d := range s.RunP99 {
+		p[i] = ms(d)
+	}
+	fmt.Fprintf(w, "p99 per run (ms): %s\n", strings.Join(p, " "))
+	if s.Dropped > 0 {
+		fmt.Fprintf(w, "dropped %d values above %v\n", s.Dropped, us(maxLatencyUs))
+	}
+}
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("hlogpool", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	slow := fs.Duration("slow", 50*time.Millisecond, "report the share of operations slower than this (ycsb-lite's -slow)")
+	collapse := fs.Duration("collapse", 100*time.Millisecond, "a run collapsed when more than -collapse-count operations took longer than this")
+	count := fs.Int64("collapse-count", 100, "see -collapse")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	switch {
+	case *slow <= 0 || *slow > time.Hour:
+		fmt.Fprintf(stderr, "hlogpool: -slow %v: allowed 1µs..1h\n", *slow)
+		return 2
+	case *collapse <= 0 || *collapse > time.Hour:
+		fmt.Fprintf(stderr, "hlogpool: -collapse %v: allowed 1µs..1h\n", *collapse)
+		return 2
+	case *count < 0:
+		fmt.Fprintf(stderr, "hlogpool: -collapse-count %d: allowed 0 or more\n", *count)
+		return 2
+	}
+	s, err := pool(fs.Args(), *slow, *collapse, *count)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	s.write(stdout)
+	return 0
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// writeLog writes an interval log of latencies (µs) as ycsb-lite does: the
+// values split over two intervals.
+func writeLog(t *testing.T, dir, name string, values []int64) string {
+	t.Helper()
+	var buf bytes.Buffer
+	w := hdrhistogram.NewHistogramLogWriter(&buf)
+	require.NoError(t, w.OutputLogFormatVersion())
+	require.NoError(t, w.OutputLegend())
+	for half := 0; half < 2; half++ {
+		h := hdrhistogram.New(1, 60_000_000, 3)
+		for i := half; i < len(values); i += 2 {
+			require.NoError(t, h.RecordValue(values[i]))
+		}
+		h.SetStartTimeMs(int64(1000 * half))
+		h.SetEndTimeMs(int64(1000 * (half + 1)))
+		require.NoError(t, w.OutputIntervalHistogram(h))
+	}
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(p, buf.Bytes(), 0o644))
+	return p
+}
+
+func repeat(v int64, n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
+// Two normal runs and one collapsed run pool into one histogram: the
+// collapsed run's slow operations count in the pooled share and p99, and
+// the median p99 of the runs kept leaves it out.
+func TestPool(t *testing.T) {
+	dir := t.TempDir()
+	normal := append(repeat(5_000, 990), repeat(40_000, 10)...)  // p99 5 ms, none over 50 ms
+	normal2 := append(repeat(5_000, 980), repeat(60_000, 20)...) // p99 60 ms, 20 over 50 ms
+	collapsed := append(repeat(5_000, 800), repeat(200_000, 200)...)
+	files := []string{writeLog(t, dir, "a.hlog", normal), writeLog(t, dir, "b.hlog", normal2), writeLog(t, dir, "c.hlog", collapsed)}
+	s, err := pool(files, 50*time.Millisecond, 100*time.Millisecond, 100)
+	require.NoError(t, err)
+	assert.Equal(t, 3, s.Runs)
+	assert.Equal(t, int64(3000), s.Ops)
+	assert.Equal(t, int64(220), s.Slow, "20 at 60 ms and 200 at 200 ms")
+	assert.Equal(t, 1, s.Collapsed)
+	assert.InDelta(t, 200, s.P99.Seconds()*1000, 1, "pooled p99 inside the collapsed run's tail")
+	assert.InDelta(t, (5+60)/2.0, s.MedianP99Kept.Seconds()*1000, 0.1, "median of the two runs kept")
+	require.Len(t, s.RunP99, 3)
+	assert.InDelta(t, 5, s.RunP99[0].Seconds()*1000, 0.01)
+
+	var out bytes.Buffer
+	assert.Equal(t, 0, run(files, &out, &out))
+	assert.Contains(t, out.String(), "runs 3, operations 3000")
+	assert.Contains(t, out.String(), "over 50ms 7.33 % (220)")
+	assert.Contains(t, out.String(), "collapsed (over 100 operations above 100ms) 1 of 3; median p99 of the others 32.5 ms")
+}
+
+func TestBadInput(t *testing.T) {
+	var out, errb bytes.Buffer
+	assert.Equal(t, 1, run(nil, &out, &errb))
+	assert.Contains(t, errb.String(), "no files")
+	errb.Reset()
+	assert.Equal(t, 1, run([]string{filepath.Join(t.TempDir(), "missing.hlog")}, &out, &errb))
+	assert.Contains(t, errb.String(), "missing.hlog")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-slow", "0s", "x"}, "-slow 0s: allowed 1µs..1h"},
+		{[]string{"-collapse", "-1s", "x"}, "-collapse -1s: allowed 1µs..1h"},
+		{[]string{"-collapse-count", "-1", "x"}, "-collapse-count -1: allowed 0 or more"},
+	} {
+		errb.Reset()
+		assert.Equal(t, 2, run(tc.args, &out, &errb), tc.args)
+		assert.True(t, strings.Contains(errb.String(), tc.want), "%v: %s", tc.args, errb.String())
+	}
+	garbage := filepath.Join(t.TempDir(), "garbage.hlog")
+	require.NoError(t, os.WriteFile(garbage, []byte("not,a,log\n1,2,3,###\n"), 0o644))
+	errb.Reset()
+	assert.NotEqual(t, 0, run([]string{garbage}, &out, &errb))
+}
