@@ -135,10 +135,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch {
-	case *slow <= 0 || *slow > time.Hour:
+	case *slow < time.Microsecond || *slow > time.Hour:
 		fmt.Fprintf(stderr, "hlogpool: -slow %v: allowed 1µs..1h\n", *slow)
 		return 2
-	case *collapse <= 0 || *collapse > time.Hour:
+	case *collapse < time.Microsecond || *collapse > time.Hour:
 		fmt.Fprintf(stderr, "hlogpool: -collapse %v: allowed 1µs..1h\n", *collapse)
 		return 2
 	case *count < 0:
