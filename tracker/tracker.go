@@ -167,7 +167,6 @@ type Tracker struct {
 
 	mu    sync.Mutex
 	hosts atomic.Pointer[hostSet] // copy-on-write
-	nhost atomic.Int64
 
 	qcache atomic.Pointer[quantileCache]
 }
@@ -243,7 +242,6 @@ func (t *Tracker) Host(id string) *Host {
 	}
 	m[id] = h
 	t.hosts.Store(newHostSet(m))
-	t.nhost.Store(int64(len(m)))
 	return h
 }
 
@@ -268,7 +266,6 @@ func (t *Tracker) Remove(id string) {
 		}
 	}
 	t.hosts.Store(newHostSet(m))
-	t.nhost.Store(int64(len(m)))
 }
 
 // Hosts returns the tracked hosts sorted by ID.
@@ -386,9 +383,6 @@ func (t *Tracker) priorResponseTimeExcept(x *Host) float64 {
 // successFloor is the floor of a failing host's sticky success rate:
 // 0.0001 divided by the number of hosts (fallback cascade).
 func (t *Tracker) successFloor() float64 {
-	n := t.nhost.Load()
-	if n < 1 {
-		n = 1
-	}
+	n := max(len(t.hosts.Load().list), 1)
 	return 0.0001 / float64(n)
 }
