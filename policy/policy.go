@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/route"
-	"github.com/tailroute/tailroute/stats"
 	"github.com/tailroute/tailroute/tracker"
 )
 
@@ -27,7 +27,7 @@ type Policy struct {
 
 // New returns a Policy. Options are validated once; an invalid option yields
 // an error naming the option, the field, the value and the allowed range.
-func New(opts ...Option) (*Policy, error) {
+func New(opts ...tailroute.Option) (*Policy, error) {
 	p := &Policy{pollQuery: queryThreadPools}
 	r, err := route.New[*gocql.HostInfo, gocql.SelectedHost](route.Hooks{
 		Classify: func(err error) tracker.Outcome { return classify(nil, err) },
@@ -55,7 +55,7 @@ func (p *Policy) LatencyQuantile(q float64) (time.Duration, bool) {
 func (p *Policy) MaxSilence() time.Duration { return p.r.Tracker().MaxSilence() }
 
 // Strategy returns the ranking strategy.
-func (p *Policy) Strategy() Strategy { return Strategy(p.r.Strategy()) }
+func (p *Policy) Strategy() tailroute.Strategy { return p.r.Strategy() }
 
 // IsLocal reports whether host is in the local DC (always true without
 // WithLocalDC). The local DC is the one WithLocalDC names, or what the
@@ -100,12 +100,12 @@ func (p *Policy) Stats() []HostStats { return p.r.Stats() }
 func (p *Policy) Counters() Counters { return p.r.Counters() }
 
 // HostStats is a snapshot of one host as the policy sees it; its fields
-// are documented in package stats.
-type HostStats = stats.HostStats
+// are documented in package tailroute.
+type HostStats = tailroute.HostStats
 
 // Counters are cumulative policy events; its fields are documented in
-// package stats.
-type Counters = stats.Counters
+// package tailroute.
+type Counters = tailroute.Counters
 
 // Pick returns the query plan of one execution: the local replicas of the
 // query's token ranked by the strategy, then remote replicas (WithRemoteDCs),

@@ -12,34 +12,36 @@ import (
 	"github.com/gocql/gocql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute"
+	"github.com/tailroute/tailroute/internal/route"
 	"github.com/tailroute/tailroute/tracker"
 )
 
 func TestOptionsValidated(t *testing.T) {
 	cases := []struct {
-		opt  Option
+		opt  tailroute.Option
 		want string
 	}{
-		{WithStrategy(Strategy(7)), "WithStrategy: Strategy = 7, allowed C3 (0), P2C (1), RoundRobin (2)"},
-		{WithConcurrencyWeight(-1), "ConcurrencyWeight = -1, allowed 0..1e6"},
-		{WithBusy(0, time.Second), "BusyInFlight = 0, allowed 1..1000000"},
-		{WithBusy(10, time.Microsecond), "BusyNoResponse = 1µs, allowed 1ms..1m"},
-		{WithStall(0.5, time.Second), "StallFactor = 0.5, allowed 1..1000"},
-		{WithStall(4, 0), "StallMin = 0s, allowed 1ms..1m"},
-		{WithMaxBackpressureWait(2 * time.Second), "MaxBackpressureWait = 2s, allowed 0..1s"},
-		{WithJitter(0.9), "Jitter = 0.9, allowed 0..0.5"},
-		{WithProbe(1.5, time.Second), "ProbeProbability = 1.5, allowed 0..1"},
-		{WithProbe(0.1, 0), "ProbeAfter = 0s, allowed 1ms..1h"},
-		{WithMaxCandidates(17), "MaxCandidates = 17, allowed 1..16"},
-		{WithServerWorkers(0), "WithServerWorkers: ServerWorkers = 0, allowed 1..65536"},
-		{WithTailTerm(-1), "WithTailTerm: TailTerm = -1, allowed 0..100"},
-		{WithTailTerm(math.NaN()), "WithTailTerm: TailTerm = NaN, allowed 0..100"},
-		{WithTailTerm(101), "WithTailTerm: TailTerm = 101, allowed 0..100"},
-		{WithServerWorkers(1 << 20), "ServerWorkers = 1048576, allowed 1..65536"},
-		{WithFeedbackKeys("", "x"), "WithFeedbackKeys"},
-		{WithRate(tracker.RateConfig{Beta: 2}), "RateConfig.Beta = 2, allowed (0,1)"},
-		{WithTracker(tracker.Config{EWMAAlpha: 3}), "EWMAAlpha = 3, allowed (0,1]"},
-		{WithClock(nil), "WithClock: Clock = nil, want a non-nil tracker.Clock"},
+		{tailroute.WithStrategy(tailroute.Strategy(7)), "WithStrategy: Strategy = 7, allowed C3 (0), P2C (1), RoundRobin (2)"},
+		{tailroute.WithConcurrencyWeight(-1), "ConcurrencyWeight = -1, allowed 0..1e6"},
+		{tailroute.WithBusy(0, time.Second), "BusyInFlight = 0, allowed 1..1000000"},
+		{tailroute.WithBusy(10, time.Microsecond), "BusyNoResponse = 1µs, allowed 1ms..1m"},
+		{tailroute.WithStall(0.5, time.Second), "StallFactor = 0.5, allowed 1..1000"},
+		{tailroute.WithStall(4, 0), "StallMin = 0s, allowed 1ms..1m"},
+		{tailroute.WithMaxBackpressureWait(2 * time.Second), "MaxBackpressureWait = 2s, allowed 0..1s"},
+		{tailroute.WithJitter(0.9), "Jitter = 0.9, allowed 0..0.5"},
+		{tailroute.WithProbe(1.5, time.Second), "ProbeProbability = 1.5, allowed 0..1"},
+		{tailroute.WithProbe(0.1, 0), "ProbeAfter = 0s, allowed 1ms..1h"},
+		{tailroute.WithMaxCandidates(17), "MaxCandidates = 17, allowed 1..16"},
+		{tailroute.WithServerWorkers(0), "WithServerWorkers: ServerWorkers = 0, allowed 1..65536"},
+		{tailroute.WithTailTerm(-1), "WithTailTerm: TailTerm = -1, allowed 0..100"},
+		{tailroute.WithTailTerm(math.NaN()), "WithTailTerm: TailTerm = NaN, allowed 0..100"},
+		{tailroute.WithTailTerm(101), "WithTailTerm: TailTerm = 101, allowed 0..100"},
+		{tailroute.WithServerWorkers(1 << 20), "ServerWorkers = 1048576, allowed 1..65536"},
+		{route.WithFeedbackKeys("", "x"), "WithFeedbackKeys"},
+		{tailroute.WithRate(tracker.RateConfig{Beta: 2}), "RateConfig.Beta = 2, allowed (0,1)"},
+		{tailroute.WithTracker(tracker.Config{EWMAAlpha: 3}), "EWMAAlpha = 3, allowed (0,1]"},
+		{tailroute.WithClock(nil), "WithClock: Clock = nil, want a non-nil tracker.Clock"},
 		{nil, "option 0 = nil, want an Option"},
 	}
 	for _, tc := range cases {
@@ -47,33 +49,33 @@ func TestOptionsValidated(t *testing.T) {
 		require.Error(t, err, tc.want)
 		assert.Contains(t, err.Error(), tc.want)
 	}
-	_, err := New(WithJitter(-1), WithMaxCandidates(0))
+	_, err := New(tailroute.WithJitter(-1), tailroute.WithMaxCandidates(0))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Jitter = -1")
 	assert.Contains(t, err.Error(), "MaxCandidates = 0", "all invalid options are reported")
 
 	p, err := New()
 	require.NoError(t, err)
-	assert.Equal(t, C3, p.Strategy())
-	busyN, busyT := p.r.Config().Busy()
+	assert.Equal(t, tailroute.C3, p.Strategy())
+	busyN, busyT := p.r.Config().BusyInFlight, p.r.Config().BusyNoResponse
 	assert.Equal(t, 10, busyN)
 	assert.Equal(t, 200*time.Millisecond, busyT)
-	assert.Equal(t, 1.0, p.r.Config().Weight())
+	assert.Equal(t, 1.0, p.r.Config().Weight)
 	assert.Equal(t, 20*time.Millisecond, p.r.Tracker().Config().Rate.Interval)
 
 	for _, s := range []string{"c3", "P2C", "roundrobin", "rr"} {
-		_, err := ParseStrategy(s)
+		_, err := tailroute.ParseStrategy(s)
 		assert.NoError(t, err)
 	}
-	_, err = ParseStrategy("best")
+	_, err = tailroute.ParseStrategy("best")
 	assert.ErrorContains(t, err, `"best", allowed c3, p2c, roundrobin`)
-	assert.Equal(t, "p2c", P2C.String())
+	assert.Equal(t, "p2c", tailroute.P2C.String())
 }
 
 func TestDownHostsNeverFirst(t *testing.T) {
-	for _, s := range []Strategy{C3, P2C, RoundRobin} {
+	for _, s := range []tailroute.Strategy{tailroute.C3, tailroute.P2C, tailroute.RoundRobin} {
 		t.Run(s.String(), func(t *testing.T) {
-			p, hosts, _ := testPolicy(t, 3, WithStrategy(s))
+			p, hosts, _ := testPolicy(t, 3, tailroute.WithStrategy(s))
 			p.HostDown(hosts[1])
 			q := &fakeQuery{}
 			for i := 0; i < 300; i++ {
@@ -115,7 +117,7 @@ func TestRecoveredHostGetsTraffic(t *testing.T) {
 }
 
 func TestStaleHostIsProbed(t *testing.T) {
-	p, _, clk := testPolicy(t, 3, WithProbe(0.05, time.Second), WithRateControl(false))
+	p, _, clk := testPolicy(t, 3, tailroute.WithProbe(0.05, time.Second), tailroute.WithRateControl(false))
 	tr := p.r.Tracker()
 	tr.Host("h1").Observe(tr.Now(), 100*time.Millisecond, tracker.Success) // looks very slow
 	q := &fakeQuery{}
@@ -137,9 +139,9 @@ func TestStaleHostIsProbed(t *testing.T) {
 }
 
 func TestHerdSpreadOfFirstPicks(t *testing.T) {
-	for _, s := range []Strategy{C3, P2C, RoundRobin} {
+	for _, s := range []tailroute.Strategy{tailroute.C3, tailroute.P2C, tailroute.RoundRobin} {
 		t.Run(s.String(), func(t *testing.T) {
-			p, _, _ := testPolicy(t, 3, WithStrategy(s))
+			p, _, _ := testPolicy(t, 3, tailroute.WithStrategy(s))
 			q := &fakeQuery{}
 			first := map[string]int{}
 			const n = 3000
@@ -161,7 +163,7 @@ func TestHerdSpreadOfFirstPicks(t *testing.T) {
 }
 
 func TestC3PrefersFastHostAndCountsInFlight(t *testing.T) {
-	p, _, clk := testPolicy(t, 3, WithRateControl(false), WithProbe(0, time.Second))
+	p, _, clk := testPolicy(t, 3, tailroute.WithRateControl(false), tailroute.WithProbe(0, time.Second))
 	tr := p.r.Tracker()
 	for i := 0; i < 20; i++ {
 		tr.Host("h0").Observe(tr.Now(), time.Millisecond, tracker.Success)
@@ -199,8 +201,8 @@ func TestC3PrefersFastHostAndCountsInFlight(t *testing.T) {
 // already loses (with the tail term, two); a queue far beyond W_s still
 // repels.
 func TestC3WorkersLetFastHostKeepRequests(t *testing.T) {
-	setup := func(opts ...Option) (*Policy, *tracker.Tracker) {
-		p, _, _ := testPolicy(t, 2, append([]Option{WithRateControl(false), WithProbe(0, time.Second), WithJitter(0)}, opts...)...)
+	setup := func(opts ...tailroute.Option) (*Policy, *tracker.Tracker) {
+		p, _, _ := testPolicy(t, 2, append([]tailroute.Option{tailroute.WithRateControl(false), tailroute.WithProbe(0, time.Second), tailroute.WithJitter(0)}, opts...)...)
 		tr := p.r.Tracker()
 		for i := 0; i < 50; i++ {
 			tr.Host("h0").Observe(tr.Now(), 4*time.Millisecond, tracker.Success)
@@ -221,14 +223,14 @@ func TestC3WorkersLetFastHostKeepRequests(t *testing.T) {
 		}()
 		return plan(p, &fakeQuery{})[0]
 	}
-	p, _ := setup(WithTailTerm(0))
+	p, _ := setup(tailroute.WithTailTerm(0))
 	assert.Equal(t, "h0", first(p, 0))
 	assert.Equal(t, "h1", first(p, 1), "W_s = 1, the paper's score: 8 x 4ms behind an idle 20ms host")
 	p, _ = setup()
 	assert.Equal(t, "h0", first(p, 1), "W_s = 1, tail term 2: (8+2) x 4ms ahead of (1+2) x 20ms")
 	assert.Equal(t, "h1", first(p, 2), "W_s = 1, tail term 2: (27+2) x 4ms behind (1+2) x 20ms")
 
-	p, _ = setup(WithServerWorkers(4))
+	p, _ = setup(tailroute.WithServerWorkers(4))
 	for n := 0; n <= 2; n++ {
 		assert.Equal(t, "h0", first(p, n), "W_s = 4, %d in flight", n)
 	}
@@ -247,7 +249,7 @@ func TestC3WorkersLetFastHostKeepRequests(t *testing.T) {
 // elsewhere) still occupy the host, CQL having no cancel; C3 counts them
 // with the outstanding ones until the host answers a later request.
 func TestC3CountsOrphanedAttempts(t *testing.T) {
-	p, hosts, clk := testPolicy(t, 2, WithRateControl(false), WithProbe(0, time.Second))
+	p, hosts, clk := testPolicy(t, 2, tailroute.WithRateControl(false), tailroute.WithProbe(0, time.Second))
 	cfg := gocql.NewCluster("127.0.0.1")
 	require.NoError(t, Wire(cfg, p))
 	tr := p.r.Tracker()
@@ -277,7 +279,7 @@ func TestC3CountsOrphanedAttempts(t *testing.T) {
 }
 
 func TestBusyHostPutLast(t *testing.T) {
-	p, _, clk := testPolicy(t, 3, WithRateControl(false), WithProbe(0, time.Second), WithBusy(10, 200*time.Millisecond))
+	p, _, clk := testPolicy(t, 3, tailroute.WithRateControl(false), tailroute.WithProbe(0, time.Second), tailroute.WithBusy(10, 200*time.Millisecond))
 	require.NoError(t, Wire(gocql.NewCluster("127.0.0.1"), p)) // Marks below do not measure
 	tr := p.r.Tracker()
 	h0, h1, h2 := tr.Host("h0"), tr.Host("h1"), tr.Host("h2")
@@ -326,7 +328,7 @@ func TestBusyHostPutLast(t *testing.T) {
 }
 
 func TestP2CPicksLessLoaded(t *testing.T) {
-	p, _, _ := testPolicy(t, 2, WithStrategy(P2C))
+	p, _, _ := testPolicy(t, 2, tailroute.WithStrategy(tailroute.P2C))
 	q := &fakeQuery{}
 	a := p.r.Tracker().Host("h0").Begin(p.r.Tracker().Now()) // h0 has one request in flight
 	for i := 0; i < 100; i++ {
@@ -336,7 +338,7 @@ func TestP2CPicksLessLoaded(t *testing.T) {
 }
 
 func TestRoundRobinRotates(t *testing.T) {
-	p, _, _ := testPolicy(t, 3, WithStrategy(RoundRobin), WithMaxCandidates(3))
+	p, _, _ := testPolicy(t, 3, tailroute.WithStrategy(tailroute.RoundRobin), tailroute.WithMaxCandidates(3))
 	q := &fakeQuery{}
 	first := map[string]int{}
 	for i := 0; i < 300; i++ {
@@ -354,8 +356,8 @@ func TestRoundRobinRotates(t *testing.T) {
 // the best replica anyway: never dropped, never blocked for longer.
 func TestBackpressureBounded(t *testing.T) {
 	p, _, clk := testPolicy(t, 3,
-		WithRate(tracker.RateConfig{InitialRate: 1, MinRate: 1}),
-		WithMaxBackpressureWait(2*time.Millisecond), WithProbe(0, time.Second))
+		tailroute.WithRate(tracker.RateConfig{InitialRate: 1, MinRate: 1}),
+		tailroute.WithMaxBackpressureWait(2*time.Millisecond), tailroute.WithProbe(0, time.Second))
 	clk.Set(20 * time.Second) // aligned to a 20ms window
 	q := &fakeQuery{}
 	var hs []gocql.SelectedHost
@@ -387,7 +389,7 @@ func TestBackpressureBounded(t *testing.T) {
 	}
 
 	// MaxBackpressureWait 0: never waits
-	p0, _, clk0 := testPolicy(t, 1, WithRate(tracker.RateConfig{InitialRate: 1}), WithMaxBackpressureWait(0))
+	p0, _, clk0 := testPolicy(t, 1, tailroute.WithRate(tracker.RateConfig{InitialRate: 1}), tailroute.WithMaxBackpressureWait(0))
 	for i := 0; i < 5; i++ {
 		h := p0.Pick(q)()
 		require.NotNil(t, h)
@@ -401,8 +403,8 @@ func TestBackpressureBounded(t *testing.T) {
 // never to one that owes responses and has gone silent (a frozen host's own
 // rate never adapts: no responses come back to run Algorithm 2).
 func TestStalledHostNotPromotedByRateLimit(t *testing.T) {
-	p, _, clk := testPolicy(t, 3, WithRate(tracker.RateConfig{InitialRate: 1, MinRate: 1}),
-		WithMaxBackpressureWait(0), WithProbe(0, time.Second), WithJitter(0))
+	p, _, clk := testPolicy(t, 3, tailroute.WithRate(tracker.RateConfig{InitialRate: 1, MinRate: 1}),
+		tailroute.WithMaxBackpressureWait(0), tailroute.WithProbe(0, time.Second), tailroute.WithJitter(0))
 	require.NoError(t, Wire(gocql.NewCluster("127.0.0.1"), p)) // Marks below do not measure
 	clk.Set(20 * time.Second)                                  // aligned to a 20ms window
 	tr := p.r.Tracker()
@@ -440,7 +442,7 @@ func TestStalledHostNotPromotedByRateLimit(t *testing.T) {
 // TestAttemptAccountingExact covers gocql's Mark semantics: Retry marks the
 // same SelectedHost again, hosts skipped by gocql are never marked.
 func TestAttemptAccountingExact(t *testing.T) {
-	p, _, clk := testPolicy(t, 3, WithRateControl(false))
+	p, _, clk := testPolicy(t, 3, tailroute.WithRateControl(false))
 	tr := p.r.Tracker()
 	q := &fakeQuery{}
 	next := p.Pick(q)
@@ -498,7 +500,7 @@ func TestAttemptAccountingExact(t *testing.T) {
 // real outcome; a cancelled speculative loser (Mark(nil)) is not recorded as
 // a fast success.
 func TestWiredObserverMeasures(t *testing.T) {
-	p, hosts, _ := testPolicy(t, 2, WithRateControl(false))
+	p, hosts, _ := testPolicy(t, 2, tailroute.WithRateControl(false))
 	cfg := gocql.NewCluster("127.0.0.1")
 	prev := &countingObserver{}
 	cfg.QueryObserver = prev
@@ -572,9 +574,9 @@ func TestClassify(t *testing.T) {
 // strategy, idempotent and not, retries, skipped hosts, up/down flapping;
 // afterwards every in-flight count is back to zero.
 func TestConcurrentPickMark(t *testing.T) {
-	for _, s := range []Strategy{C3, P2C, RoundRobin} {
+	for _, s := range []tailroute.Strategy{tailroute.C3, tailroute.P2C, tailroute.RoundRobin} {
 		t.Run(s.String(), func(t *testing.T) {
-			p, err := New(WithStrategy(s), WithMaxBackpressureWait(50*time.Microsecond))
+			p, err := New(tailroute.WithStrategy(s), tailroute.WithMaxBackpressureWait(50*time.Microsecond))
 			require.NoError(t, err)
 			var hosts []*gocql.HostInfo
 			for i := 0; i < 4; i++ {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/tracker"
 )
 
@@ -16,7 +17,7 @@ import (
 // R_s/Silence and the idle host ranks first. (The paper's score: the tail
 // term has tests of its own.)
 func TestC3WorkersNeedAnswers(t *testing.T) {
-	p, _, clk := testPolicy(t, 2, WithRateControl(false), WithProbe(0, time.Second), WithJitter(0), WithTailTerm(0))
+	p, _, clk := testPolicy(t, 2, tailroute.WithRateControl(false), tailroute.WithProbe(0, time.Second), tailroute.WithJitter(0), tailroute.WithTailTerm(0))
 	tr := p.r.Tracker()
 	for i := 0; i < 50; i++ {
 		tr.Host("h0").Observe(tr.Now(), 4*time.Millisecond, tracker.Success)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+	"github.com/tailroute/tailroute"
 )
 
 // benchPolicy is an allocation-free inner policy, so benchmarks show the
@@ -26,10 +27,10 @@ func newBenchPolicy(hosts ...*gocql.HostInfo) *benchPolicy {
 	return p
 }
 
-func benchRig(b *testing.B, opts ...Option) (*Hedger, gocql.HostSelectionPolicy) {
+func benchRig(b *testing.B, opts ...tailroute.Option) (*Hedger, gocql.HostSelectionPolicy) {
 	src := &fakeSource{}
 	src.set(5*time.Millisecond, true)
-	h, err := New(append([]Option{WithSource(src)}, opts...)...)
+	h, err := New(append([]tailroute.Option{tailroute.WithSource(src)}, opts...)...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func BenchmarkPickNotEligible(b *testing.B) {
 
 // BenchmarkPickBudgetSpent: an eligible query when the budget is spent.
 func BenchmarkPickBudgetSpent(b *testing.B) {
-	_, p := benchRig(b, WithBudget(0, time.Second))
+	_, p := benchRig(b, tailroute.WithBudget(0, time.Second))
 	q := idem()
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
@@ -82,7 +83,7 @@ func BenchmarkPickBudgetSpent(b *testing.B) {
 
 // BenchmarkPickArmed: an armed execution whose first attempt wins (95% case).
 func BenchmarkPickArmed(b *testing.B) {
-	_, p := benchRig(b, WithBudget(1, time.Second))
+	_, p := benchRig(b, tailroute.WithBudget(1, time.Second))
 	q := idem()
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
@@ -92,7 +93,7 @@ func BenchmarkPickArmed(b *testing.B) {
 
 // BenchmarkPickArmedHedged: an armed execution whose hedge fires.
 func BenchmarkPickArmedHedged(b *testing.B) {
-	_, p := benchRig(b, WithBudget(1, time.Second))
+	_, p := benchRig(b, tailroute.WithBudget(1, time.Second))
 	q := idem()
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
@@ -104,7 +105,7 @@ func BenchmarkPickArmedHedged(b *testing.B) {
 }
 
 func BenchmarkPickArmedParallel(b *testing.B) {
-	_, p := benchRig(b, WithBudget(1, time.Second))
+	_, p := benchRig(b, tailroute.WithBudget(1, time.Second))
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		q := idem()

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/simtest"
 	"github.com/tailroute/tailroute/policy"
 	"github.com/tailroute/tailroute/sim"
@@ -16,7 +17,7 @@ import (
 )
 
 // the tracker is a LatencySource
-var _ LatencySource = (*tracker.Tracker)(nil)
+var _ tailroute.LatencySource = (*tracker.Tracker)(nil)
 
 // TestSimWithOurPolicy: hedging on top of our C3 policy, the delay
 // following its tracker. One node of three stalls 500ms every 2s
@@ -40,7 +41,7 @@ func TestSimWithOurPolicy(t *testing.T) {
 	base, _ := newSimSession(t, c, simKS, nil, wireBase)
 
 	wireHedged, p := withC3(t)
-	h, err := New(WithSource(p))
+	h, err := New(tailroute.WithSource(p))
 	require.NoError(t, err)
 	hedged, attempts := newSimSession(t, c, simKS, h, wireHedged)
 
@@ -83,5 +84,5 @@ func TestSimWithOurPolicy(t *testing.T) {
 	require.Positive(t, slowB, "the stalls catch the requests queued on the node (test premise)")
 	assert.Less(t, slowH, slowB, "hedging rescues requests caught by a stall")
 	assert.Greater(t, st1.Delay, time.Millisecond, "delay follows the tracker, not the floor")
-	assert.Less(t, st1.Delay, DefaultMaxDelay, "delay follows the tracker, not the no-estimate ceiling")
+	assert.Less(t, st1.Delay, tailroute.DefaultMaxDelay, "delay follows the tracker, not the no-estimate ceiling")
 }

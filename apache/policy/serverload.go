@@ -3,12 +3,11 @@ package policy
 import (
 	"context"
 	"errors"
-	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/cqlerr"
 	"github.com/tailroute/tailroute/internal/route"
-	"github.com/tailroute/tailroute/stats"
 )
 
 // Server-load polling (WithServerLoad) works as in the gocql v1 adapter
@@ -21,25 +20,14 @@ import (
 // (IsServerLoadPoll). A host that answers Invalid or Unauthorized is logged
 // once through the cluster's Logger and is not polled again.
 
-// DefaultServerLoadInterval is the poll interval suggested for
-// WithServerLoad: 4 polls per second per node and client session.
-const DefaultServerLoadInterval = route.DefaultServerLoadInterval
-
-// WithServerLoad turns on server-load polling every interval (see the
-// package's "Server-load polling" section in serverload.go): q_s and 1/mu_s
-// of C3's score come from each host's system_views.thread_pools. Off by
-// default; DefaultServerLoadInterval is the suggested interval. Allowed
-// 10ms..1m.
-func WithServerLoad(interval time.Duration) Option { return route.WithServerLoad(interval) }
-
 // IsServerLoadPoll reports whether ctx is the context of one of the
 // policy's server-load polls; query observers that count user traffic use
 // it to skip them.
 func IsServerLoadPoll(ctx context.Context) bool { return route.IsServerLoadPoll(ctx) }
 
 // ServerLoadCounters are the poller's cumulative counters; its fields are
-// documented in package stats.
-type ServerLoadCounters = stats.ServerLoadCounters
+// documented in package tailroute.
+type ServerLoadCounters = tailroute.ServerLoadCounters
 
 // ServerLoadCounters returns the poller's counters (zero without
 // WithServerLoad).

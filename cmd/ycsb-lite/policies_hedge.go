@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/speculative"
 )
 
@@ -22,7 +23,7 @@ const hedgeSuffix = "+hedge"
 // that cap settings can be compared side by side in one run.
 type hedgeVariant struct {
 	name string
-	opts []speculative.Option
+	opts []tailroute.Option
 }
 
 func parseHedgeVariant(v string) (hedgeVariant, error) {
@@ -30,14 +31,14 @@ func parseHedgeVariant(v string) (hedgeVariant, error) {
 	case v == "":
 		return hedgeVariant{}, nil
 	case v == "-nocap":
-		return hedgeVariant{name: v, opts: []speculative.Option{speculative.WithBurstCap(0, 1, 0)}}, nil
+		return hedgeVariant{name: v, opts: []tailroute.Option{tailroute.WithBurstCap(0, 1, 0)}}, nil
 	case strings.HasPrefix(v, "-cap"):
 		hs, fs, ok := strings.Cut(strings.TrimPrefix(v, "-cap"), "x")
 		hz, err1 := time.ParseDuration(hs)
 		f, err2 := strconv.ParseFloat(fs, 64)
 		if ok && err1 == nil && err2 == nil {
-			return hedgeVariant{name: v, opts: []speculative.Option{
-				speculative.WithBurstCap(hz, f, speculative.DefaultBurstFloor)}}, nil
+			return hedgeVariant{name: v, opts: []tailroute.Option{
+				tailroute.WithBurstCap(hz, f, tailroute.DefaultBurstFloor)}}, nil
 		}
 	}
 	return hedgeVariant{}, fmt.Errorf("policy +hedge%s: want +hedge, +hedge-nocap or +hedge-cap<horizon>x<factor> (e.g. +hedge-cap200msx3)", v)
@@ -46,10 +47,10 @@ func parseHedgeVariant(v string) (hedgeVariant, error) {
 // options are the variant's hedger options plus, when the installed host
 // selection policy hp (of either driver) is tailroute's, that policy as the
 // source of the hedge delay and of the stall signal.
-func (v hedgeVariant) options(hp any) []speculative.Option {
-	opts := append([]speculative.Option(nil), v.opts...)
-	if p, ok := hp.(speculative.SilenceSource); ok {
-		opts = append(opts, speculative.WithSource(p))
+func (v hedgeVariant) options(hp any) []tailroute.Option {
+	opts := append([]tailroute.Option(nil), v.opts...)
+	if p, ok := hp.(tailroute.SilenceSource); ok {
+		opts = append(opts, tailroute.WithSource(p))
 	}
 	return opts
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/policy"
 )
 
@@ -28,7 +29,7 @@ var pollIntervals = []struct {
 	suffix   string
 	interval time.Duration
 }{
-	{pollSuffix, policy.DefaultServerLoadInterval},
+	{pollSuffix, tailroute.DefaultServerLoadInterval},
 	{pollSuffix + "100ms", 100 * time.Millisecond},
 	{pollSuffix + "1s", time.Second},
 }
@@ -50,7 +51,7 @@ var tailrouteVariants = []struct {
 // without a server signal, with polled server load and with payload feedback.
 func init() {
 	for _, t := range tailrouteVariants {
-		strategy, err := policy.ParseStrategy(t.strategy)
+		strategy, err := tailroute.ParseStrategy(t.strategy)
 		if err != nil {
 			panic(err)
 		}
@@ -58,19 +59,19 @@ func init() {
 			registerPolicy(policySpec{
 				name: name, help: help, payload: payload,
 				install: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
-					opts := []policy.Option{policy.WithStrategy(strategy), policy.WithRateControl(t.rate)}
+					opts := []tailroute.Option{tailroute.WithStrategy(strategy), tailroute.WithRateControl(t.rate)}
 					if env.clients > 1 {
 						// C3's concurrency compensation: n = the number of clients.
-						opts = append(opts, policy.WithConcurrencyWeight(float64(env.clients)))
+						opts = append(opts, tailroute.WithConcurrencyWeight(float64(env.clients)))
 					}
 					if poll > 0 {
-						opts = append(opts, policy.WithServerLoad(poll))
+						opts = append(opts, tailroute.WithServerLoad(poll))
 					}
 					if env.tailTerm != nil {
-						opts = append(opts, policy.WithTailTerm(*env.tailTerm))
+						opts = append(opts, tailroute.WithTailTerm(*env.tailTerm))
 					}
 					if env.localDC != "" {
-						opts = append(opts, policy.WithLocalDC(env.localDC))
+						opts = append(opts, tailroute.WithLocalDC(env.localDC))
 					}
 					p, err := policy.New(opts...)
 					if err != nil {

@@ -12,6 +12,7 @@ import (
 	gocql2 "github.com/apache/cassandra-gocql-driver/v2"
 	hostpool2 "github.com/apache/cassandra-gocql-driver/v2/hostpool"
 	"github.com/hailocab/go-hostpool"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/apache/policy"
 	"github.com/tailroute/tailroute/apache/speculative"
 )
@@ -156,7 +157,7 @@ func roundRobinV2(localDC string) gocql2.HostSelectionPolicy {
 
 func init() {
 	for _, t := range tailrouteVariants {
-		strategy, err := policy.ParseStrategy(t.strategy)
+		strategy, err := tailroute.ParseStrategy(t.strategy)
 		if err != nil {
 			panic(err)
 		}
@@ -173,20 +174,20 @@ func init() {
 
 // tailrouteV2 installs tailroute through apache/policy: with polled server
 // load when poll > 0, reading the simulator's payload feedback when payload.
-func tailrouteV2(s policy.Strategy, rate bool, poll time.Duration, payload bool) installV2 {
+func tailrouteV2(s tailroute.Strategy, rate bool, poll time.Duration, payload bool) installV2 {
 	return func(env policyEnv, cfg *gocql2.ClusterConfig) (installedV2, error) {
-		opts := []policy.Option{policy.WithStrategy(s), policy.WithRateControl(rate)}
+		opts := []tailroute.Option{tailroute.WithStrategy(s), tailroute.WithRateControl(rate)}
 		if env.clients > 1 {
-			opts = append(opts, policy.WithConcurrencyWeight(float64(env.clients)))
+			opts = append(opts, tailroute.WithConcurrencyWeight(float64(env.clients)))
 		}
 		if env.localDC != "" {
-			opts = append(opts, policy.WithLocalDC(env.localDC))
+			opts = append(opts, tailroute.WithLocalDC(env.localDC))
 		}
 		if poll > 0 {
-			opts = append(opts, policy.WithServerLoad(poll))
+			opts = append(opts, tailroute.WithServerLoad(poll))
 		}
 		if env.tailTerm != nil {
-			opts = append(opts, policy.WithTailTerm(*env.tailTerm))
+			opts = append(opts, tailroute.WithTailTerm(*env.tailTerm))
 		}
 		p, err := policy.New(opts...)
 		if err != nil {

@@ -36,7 +36,7 @@ func (r *Router[H, S]) AddHosts(hosts []H) {
 		}
 		id := hostID(info)
 		e := &hostEntry[H]{info: info, id: id, dc: info.DataCenter(), rack: info.Rack(), h: r.tr.Host(id)}
-		e.local = r.cfg.localDC == "" || e.dc == r.cfg.localDC
+		e.local = r.cfg.LocalDC == "" || e.dc == r.cfg.LocalDC
 		replaced := false
 		for i, old := range r.entries {
 			if old.id == id {

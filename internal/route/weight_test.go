@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/core"
 	"github.com/tailroute/tailroute/tracker"
 )
@@ -68,7 +69,7 @@ func (h *testHost) IsUp() bool                    { return true }
 // one request, w_eff = 1 and it ranks first again. Payload feedback keeps
 // the configured w. (The tail term is off: it has a test of its own.)
 func TestScoreWeightFollowsPolledQueues(t *testing.T) {
-	r, err := New[*testHost, any](Hooks{}, WithConcurrencyWeight(4), WithServerLoad(DefaultServerLoadInterval), WithTailTerm(0))
+	r, err := New[*testHost, any](Hooks{}, tailroute.WithConcurrencyWeight(4), tailroute.WithServerLoad(tailroute.DefaultServerLoadInterval), tailroute.WithTailTerm(0))
 	if !assert.NoError(t, err) {
 		return
 	}
@@ -105,12 +106,12 @@ func TestTailTerm(t *testing.T) {
 	now := 10 * time.Second
 	for _, signal := range []struct {
 		name string
-		opts []Option
+		opts []tailroute.Option
 	}{
 		{"no signal", nil},
-		{"polled", []Option{WithServerLoad(DefaultServerLoadInterval)}},
+		{"polled", []tailroute.Option{tailroute.WithServerLoad(tailroute.DefaultServerLoadInterval)}},
 	} {
-		plain, err := New[*testHost, any](Hooks{}, append([]Option{WithTailTerm(0)}, signal.opts...)...)
+		plain, err := New[*testHost, any](Hooks{}, append([]tailroute.Option{tailroute.WithTailTerm(0)}, signal.opts...)...)
 		if !assert.NoError(t, err) {
 			return
 		}
@@ -118,8 +119,8 @@ func TestTailTerm(t *testing.T) {
 		if !assert.NoError(t, err) {
 			return
 		}
-		assert.Equal(t, float64(DefaultTailTerm), tail.Config().TailTerm(), signal.name)
-		assert.Equal(t, 0.0, plain.Config().TailTerm(), signal.name)
+		assert.Equal(t, float64(tailroute.DefaultTailTerm), tail.Config().TailTerm, signal.name)
+		assert.Equal(t, 0.0, plain.Config().TailTerm, signal.name)
 		fast := tracker.View{InFlight: 1, ResponseTime: 5 * ms, ServiceTime: 5 * ms, Workers: 1}
 		slow := tracker.View{ResponseTime: 25 * ms, ServiceTime: 25 * ms, Workers: 1}
 		assert.InDelta(t, plain.score(slow, now)+2*25*ms, tail.score(slow, now), 1, "%s: Psi_s + 2/mu_s", signal.name)

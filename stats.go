@@ -1,14 +1,10 @@
-// Package stats defines the read-only snapshots that tailroute's policies
-// and hedgers report: HostStats (one host as the policy sees it), Counters
-// (cumulative policy events) and ServerLoadCounters (server-load polling)
-// of github.com/tailroute/tailroute/policy (gocql v1) and
-// github.com/tailroute/tailroute/apache/policy (the Apache Cassandra Go
-// driver v2), and Hedging (a Hedger's counters) of
-// github.com/tailroute/tailroute/speculative and its v2 counterpart. Both
-// driver adapters return these types, so code that consumes snapshots
-// (dashboards, policy/promstats, speculative/promstats) serves either.
-// The package imports no Cassandra driver.
-package stats
+// Snapshots the policies and hedgers of both adapters report: HostStats
+// (one host as the policy sees it), Counters (cumulative policy events),
+// ServerLoadCounters (server-load polling) and Hedging (a Hedger's
+// counters). Code that consumes them (dashboards, policy/promstats,
+// speculative/promstats) serves either driver.
+
+package tailroute
 
 import (
 	"time"
