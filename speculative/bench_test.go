@@ -7,6 +7,7 @@ import (
 
 	"github.com/gocql/gocql"
 	"github.com/tailroute/tailroute"
+	"github.com/tailroute/tailroute/internal/hedge"
 )
 
 // benchPolicy is an allocation-free inner policy, so benchmarks show the
@@ -117,7 +118,7 @@ func BenchmarkPickArmedParallel(b *testing.B) {
 
 func BenchmarkDelay(b *testing.B) {
 	h, _ := benchRig(b)
-	spec := &h.spec
+	spec := h.core.Spec()
 	b.ReportAllocs()
 	var d time.Duration
 	for i := 0; i < b.N; i++ {
@@ -127,7 +128,7 @@ func BenchmarkDelay(b *testing.B) {
 }
 
 func BenchmarkBudgetParallel(b *testing.B) {
-	bg := newBudget(0.05, int64(10*time.Second))
+	bg := hedge.NewBudget(0.05, int64(10*time.Second))
 	start := time.Now()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {

@@ -113,7 +113,7 @@ func TestBurstCapNeedsSilenceSource(t *testing.T) {
 	r := newRig(t, 3, tailroute.WithBudget(1, 10*time.Second), tailroute.WithBurstCap(200*time.Millisecond, 1, 0))
 	r.clk.Advance(time.Second)
 	assert.True(t, fire(r), "the fake source reports no silence: cap off")
-	assert.Nil(t, r.h.burst)
+	assert.Nil(t, r.h.core.Burst())
 }
 
 func TestBurstCapOff(t *testing.T) {

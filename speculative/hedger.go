@@ -13,26 +13,19 @@ import (
 // fields are documented in package tailroute.
 type Stats = tailroute.Hedging
 
-// Hedger is an adaptive, budgeted hedged-request controller for gocql
+// Hedger is an adaptive, budgeted hedged-request controller for the driver
 // (Tail at Scale: "defer sending a secondary request until the first
 // request has been outstanding for more than the 95th-percentile expected
 // latency"). It does nothing by itself: wrap a HostSelectionPolicy with
-// Wrap (or call Wire) to hedge every idempotent query of a session. The
-// driver-free logic is hedge.Hedger; this type adds gocql's wrapper.
+// Wrap (or call Wire) to hedge the idempotent queries of a session. The
+// driver-free logic is hedge.Hedger; this type adds the driver's wrapper.
 //
 // A Hedger is safe for concurrent use. Share one Hedger between sessions
 // only if they should share one budget.
 type Hedger struct {
-	core   *hedge.Hedger
-	rec    *Recorder // the built-in source, when no WithSource was given
-	budget *budget
-	burst  *budget // nil when the burst cap is off
-	spec   armedSpec
+	core *hedge.Hedger
+	rec  *Recorder // the built-in source, when no WithSource was given
 }
-
-// armedSpec is the gocql.SpeculativeExecutionPolicy the wrapped policy puts
-// on an armed execution: one extra attempt after the current delay.
-type armedSpec = hedge.Spec
 
 // New returns a Hedger. Options are validated once, here: every bad option
 // is reported, joined in one error, each naming the option, the field, its
@@ -42,15 +35,12 @@ func New(opts ...tailroute.Option) (*Hedger, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Hedger{core: c, budget: c.Budget(), burst: c.Burst()}
+	h := &Hedger{core: c}
 	if r := c.Recorder(); r != nil {
 		h.rec = &Recorder{r: r}
 	}
-	h.spec.H = c
 	return h, nil
 }
-
-func (h *Hedger) nowNs() int64 { return h.core.NowNs() }
 
 // Recorder returns the built-in latency recorder, or nil when the Hedger
 // follows a source given with WithSource.
@@ -75,8 +65,7 @@ func (h *Hedger) Stats() Stats { return h.core.Stats() }
 
 // compile-time checks
 var (
-	_ gocql.SpeculativeExecutionPolicy = (*armedSpec)(nil)
-	_ tailroute.LatencySource          = (*Recorder)(nil)
-	_ gocql.QueryObserver              = (*Recorder)(nil)
-	_ gocql.BatchObserver              = (*Recorder)(nil)
+	_ tailroute.LatencySource = (*Recorder)(nil)
+	_ gocql.QueryObserver     = (*Recorder)(nil)
+	_ gocql.BatchObserver     = (*Recorder)(nil)
 )

@@ -43,7 +43,7 @@ func newRig(t *testing.T, n int, opts ...tailroute.Option) *rig {
 		r.p.AddHost(x)
 	}
 	for i := 0; i < 1000; i++ {
-		h.budget.Request(h.nowNs())
+		h.core.Budget().Request(h.core.NowNs())
 	}
 	return r
 }

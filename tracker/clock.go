@@ -6,7 +6,7 @@ import (
 )
 
 // Clock is the module's one time source: the Tracker's (Config.Clock), the
-// policies' (policy.WithClock) and the Hedger's (speculative.WithClock) take
+// policies' (tailroute.WithClock) and the Hedger's (tailroute.WithClock) take
 // this type; the default everywhere is SystemClock, tests inject a
 // ManualClock. Now returns monotonic time as a duration since an arbitrary
 // fixed origin; Sleep blocks for d (used for the bounded backpressure wait of

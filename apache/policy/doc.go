@@ -39,3 +39,6 @@
 //   - Logging goes to the ClusterConfig's StructuredLogger (Warning), else
 //     to the standard log package.
 package policy
+
+// The files shared with the gocql v1 adapter are generated from it.
+//go:generate go run ../../internal/v2gen

@@ -14,7 +14,7 @@ import (
 //	tailroute           no server signal: C3 on client-side estimates only
 //	                    (q_s = 0, 1/mu_s = R_s), what any Cassandra gives
 //	tailroute+poll      q_s and 1/mu_s polled from each node's
-//	                    system_views.thread_pools (policy.WithServerLoad,
+//	                    system_views.thread_pools (tailroute.WithServerLoad,
 //	                    250ms; +poll100ms and +poll1s set the interval)
 //	tailroute+payload   the simulator's payload feedback (sim
 //	                    Config.Feedback, on for that policy's runs), which no

@@ -41,6 +41,8 @@ type Hedger struct {
 	lastExec, lastHedges uint64
 	effQuantile          atomic.Uint64 // math.Float64bits of 1 - exceed
 
+	spec Spec // what Spec returns
+
 	hostErr sync.Map // host key (the driver's *HostInfo) -> *atomic.Int64: ns since base of the host's last error
 
 	executions, eligible, armed, hedges atomic.Uint64
@@ -60,6 +62,7 @@ func New(opts ...tailroute.Option) (*Hedger, error) {
 	}
 	c := set.Hedge
 	h := &Hedger{cfg: c, base: c.Clock.Now()}
+	h.spec.H = h
 	if c.Source == nil {
 		rec, err := NewRecorder(RecorderConfig{Clock: c.Clock})
 		if err != nil {
@@ -235,3 +238,7 @@ func (h *Hedger) Budget() *Budget { return h.budget }
 
 // Burst returns the burst-cap window, nil when the cap is off.
 func (h *Hedger) Burst() *Budget { return h.burst }
+
+// Spec returns the SpeculativeExecutionPolicy of an armed execution (one
+// extra attempt after the current delay), one per Hedger.
+func (h *Hedger) Spec() *Spec { return &h.spec }

@@ -158,7 +158,7 @@ func (t *planTicket[H, S]) nextHost() S {
 // longer pooled (see queryState).
 func (p *Router[H, S]) lateCall() {
 	if p.lateSeen.CompareAndSwap(false, true) {
-		p.hooks.Logf("the driver's own speculative execution detected (a plan was asked for a host after its result); idempotent query plans are no longer pooled (speculative.Wire hedges without this cost, or set policy.WithDriverSpeculation)")
+		p.hooks.Logf("the driver's own speculative execution detected (a plan was asked for a host after its result); idempotent query plans are no longer pooled (speculative.Wire hedges without this cost, or set tailroute.WithDriverSpeculation)")
 	}
 }
 

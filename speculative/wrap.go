@@ -1,85 +1,56 @@
 package speculative
 
 import (
-	"context"
-	"sync/atomic"
-	"time"
-
-	gocql "github.com/apache/cassandra-gocql-driver/v2"
+	"github.com/gocql/gocql"
 
 	"github.com/tailroute/tailroute/internal/cqlerr"
 	"github.com/tailroute/tailroute/internal/hedge"
 )
 
-// execSpec is the SpeculativeExecutionPolicy Arm gives one execution: Pick
-// sets Attempts to 1 when it arms the execution, 0 otherwise; the driver
-// reads it right after Pick.
-type execSpec struct {
-	h        *hedge.Hedger
-	attempts atomic.Int32
-}
-
-func (s *execSpec) Attempts() int        { return int(s.attempts.Load()) }
-func (s *execSpec) Delay() time.Duration { return s.h.Delay() }
-
-type specKey struct{}
-
-// Arm prepares one execution of q for hedging: it gives q a speculative
-// policy of its own and returns ctx carrying it; execute q with the
-// returned context (q.ExecContext, q.IterContext, ...), once. An execution
-// run with another context is not hedged. A nil ctx means
-// context.Background().
-func (h *Hedger) Arm(ctx context.Context, q *gocql.Query) context.Context {
-	s := &execSpec{h: h.core}
-	q.SetSpeculativeExecutionPolicy(s)
-	return withSpec(ctx, s)
-}
-
-// ArmBatch is Arm for a batch.
-func (h *Hedger) ArmBatch(ctx context.Context, b *gocql.Batch) context.Context {
-	s := &execSpec{h: h.core}
-	b.SpeculativeExecutionPolicy(s)
-	return withSpec(ctx, s)
-}
-
-func withSpec(ctx context.Context, s *execSpec) context.Context {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	return context.WithValue(ctx, specKey{}, s)
-}
-
-// Disable returns a context that opts an execution out of hedging.
-func Disable(ctx context.Context) context.Context { return hedge.Disable(ctx) }
-
-// Policy wraps a v2 HostSelectionPolicy (apache/policy's or any of the
-// driver's) and arms the executions prepared with Arm; see the package
-// doc. Everything else, Mark included, is passed through, and the hedge
-// goes to the next host of the wrapped policy's order that is up, not yet
-// used by the execution and did not fail within the error holdoff.
+// Policy wraps a HostSelectionPolicy of the driver (the tailroute policy or
+// any of the driver's own) and arms hedging per query execution (see Pick).
+// Get one from Hedger.Wrap or Wire; install it as
+// cluster.PoolConfig.HostSelectionPolicy.
+//
+// The NextHost of an armed execution never yields a host twice, so the
+// hedge never goes to a host that already has an attempt of this
+// execution, and it yields hosts in the wrapped policy's order: the hedge
+// gets the next host of the ranking that is up (skipping hosts that failed
+// within the error holdoff). Every SelectedHost is passed through, Mark
+// included, so the wrapped policy sees the same feedback as without the
+// wrapper.
+//
+// How a hedge is told apart from a retry: the driver serialises NextHost
+// calls of one execution but does not say who calls. The first call is the
+// primary attempt. A later call is a retry if an attempt ended with an
+// error before it (the driver marks the host, then asks the iterator for
+// the next one); otherwise it is the hedge (the driver's ticker fired while
+// the primary was in flight). The hedge is charged to the budget right then.
 type Policy struct {
 	h     *Hedger
 	inner gocql.HostSelectionPolicy
-	pl    hedge.Planner[*gocql.HostInfo, gocql.SelectedHost, gocql.ExecutableStatement]
 
+	pl hedge.Planner[*gocql.HostInfo, gocql.SelectedHost, statement]
 	up hedge.UpHosts
 }
 
+// readyPolicy is a Policy whose wrapped policy is a gocql.ReadyPolicy.
 type readyPolicy struct{ *Policy }
 
 func (r readyPolicy) Ready() bool { return r.inner.(gocql.ReadyPolicy).Ready() }
 
 // Wrap returns inner wrapped for hedging; nil means the driver's default,
 // RoundRobinHostPolicy. The result implements gocql.ReadyPolicy exactly
-// when inner does. Wrap once per session.
+// when inner does. Like any HostSelectionPolicy it must not be shared
+// between sessions (wrap once per session; the Hedger may be shared).
 func (h *Hedger) Wrap(inner gocql.HostSelectionPolicy) gocql.HostSelectionPolicy {
 	if inner == nil {
 		inner = gocql.RoundRobinHostPolicy()
 	}
 	p := &Policy{h: h, inner: inner}
-	p.pl = hedge.Planner[*gocql.HostInfo, gocql.SelectedHost, gocql.ExecutableStatement]{
+	p.pl = hedge.Planner[*gocql.HostInfo, gocql.SelectedHost, statement]{
 		H:         h.core,
-		Pick:      func(q gocql.ExecutableStatement) func() gocql.SelectedHost { return p.inner.Pick(q) },
+		Pick:      func(q statement) func() gocql.SelectedHost { return p.inner.Pick(q) },
 		HostError: isHostError,
 	}
 	if _, ok := inner.(gocql.ReadyPolicy); ok {
@@ -138,34 +109,6 @@ func (p *Policy) Init(s *gocql.Session) { p.inner.Init(s) }
 
 // IsLocal is the wrapped policy's IsLocal.
 func (p *Policy) IsLocal(h *gocql.HostInfo) bool { return p.inner.IsLocal(h) }
-
-// Pick implements gocql.HostSelectionPolicy; see Policy.
-func (p *Policy) Pick(qry gocql.ExecutableStatement) gocql.NextHost {
-	var s *execSpec
-	eligible := false
-	if qry != nil {
-		if c, ok := qry.(interface{ Context() context.Context }); ok {
-			if ctx := c.Context(); ctx != nil {
-				s, _ = ctx.Value(specKey{}).(*execSpec)
-				eligible = s != nil && !hedge.Disabled(ctx) && qry.IsIdempotent() && qry.GetHostID() == ""
-			}
-		}
-	}
-	if p.h.core.Admit(eligible, true, p.up.N()) == hedge.Armed {
-		s.attempts.Store(1)
-		st := p.pl.NewExec(qry)
-		return func() gocql.SelectedHost {
-			if sl := st.Next(); sl != nil {
-				return sl
-			}
-			return nil
-		}
-	}
-	if s != nil {
-		s.attempts.Store(0)
-	}
-	return p.inner.Pick(qry)
-}
 
 // isHostError says whether err says something about the host (overload,
 // timeout, connection trouble) rather than about the request (the rules of
