@@ -55,7 +55,7 @@ type ServerLoadCounters struct {
 	Skipped  []string // hosts not polled (no system_views.thread_pools, not allowed), by host ID
 	// QueueMax is Qmax, the longest of the polled hosts' smoothed queues
 	// (pending + active), and Weight the concurrency weight in force,
-	// min(w, max(1, Qmax)) (package policy, "Server-load polling").
+	// min(w, max(1, Qmax)) (package doc, "The concurrency weight").
 	QueueMax float64
 	Weight   float64
 }

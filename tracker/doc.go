@@ -1,5 +1,17 @@
 // Package tracker keeps the per-host measurements that drive replica
-// selection: outstanding requests (os_s), EWMAs of response time (R_s), of the
+// selection. An application configures them and reads them; the policy
+// drives the rest:
+//
+//	p, err := policy.New(
+//		tailroute.WithTracker(tracker.Config{EWMAAlpha: 0.2}), // zero fields keep their defaults
+//		tailroute.WithRate(tracker.RateConfig{SMax: 5}),       // CUBIC (C3 Algorithm 2)
+//		tailroute.WithClock(tracker.NewManualClock(0)),        // tests: time moves only when told
+//	)
+//	for _, h := range p.Stats() {
+//		_ = h.HostSnapshot // os_s, R_s, q_s, 1/mu_s, rates, success rate, quantiles
+//	}
+//
+// What it keeps: outstanding requests (os_s), EWMAs of response time (R_s), of the
 // server-reported queue size (q_s) and service time (1/mu_s), the time of the
 // last response, rolling response/success buckets with a sticky bucket (as in
 // the success-prioritized fallback cascade), a cheap rolling log-linear
@@ -14,7 +26,7 @@
 // every time-based rule can be tested deterministically (see ManualClock);
 // hot-path methods take the caller's reading of it as now (see Clock).
 //
-// Which signal drives what (the adapter in package policy feeds these):
+// Which signal drives what (the policy feeds these):
 //
 //	Begin (host handed out)   os_s += 1
 //	End   (attempt finished)  os_s -= 1, exactly once per Begin

@@ -6,7 +6,7 @@
 // are handed out and marked. It imports no driver: a driver's adapter
 // instantiates Router with its host type (H) and its SelectedHost interface
 // (S), and translates queries, keyspace metadata, errors and session
-// events. The rules themselves are documented in package policy.
+// events. The rules themselves are specified in package tailroute (the module root).
 package route
 
 import (

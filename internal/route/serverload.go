@@ -14,8 +14,8 @@ import (
 )
 
 // Server-load polling (WithServerLoad): the driver-free schedule and
-// estimator; the rules, the query and its cost are documented in package
-// policy (serverload.go). The adapter supplies the query of one host and
+// estimator; the rules, the query and its cost are specified in package
+// tailroute, "Server load". The adapter supplies the query of one host and
 // tells whether the session is closed and whether an error is permanent.
 
 // pollKey marks the context of a poll query; its value is a pollMark.
