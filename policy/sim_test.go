@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tailroute/tailroute"
+	"github.com/tailroute/tailroute/internal/payload"
 	"github.com/tailroute/tailroute/internal/simtest"
 	"github.com/tailroute/tailroute/sim"
 )
@@ -134,7 +135,7 @@ func runLoad(t *testing.T, c *sim.Cluster, s *gocql.Session, p *Policy, ks strin
 	served, errs := simtest.ClosedLoop(c, n, workers, func(rng *rand.Rand) error {
 		iter := s.Query("SELECT field0 FROM "+ks+".usertable WHERE y_id = ?", fmt.Sprintf("user%d", rng.IntN(100000))).Iter()
 		if feedback {
-			p.RecordFeedback(iter)
+			payload.Record(p, iter.Host(), iter.GetCustomPayload())
 		}
 		return iter.Close()
 	})

@@ -8,6 +8,7 @@ import (
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/tailroute/tailroute/internal/cqlerr"
+	"github.com/tailroute/tailroute/internal/payload"
 	"github.com/tailroute/tailroute/tracker"
 )
 
@@ -65,22 +66,15 @@ func classify(ctx context.Context, err error) tracker.Outcome {
 // sentinels are the driver's sentinel errors that classify tells apart.
 var sentinels = cqlerr.Sentinels{NotFound: gocql.ErrNotFound, NoResponse: gocql.ErrTimeoutNoResponse}
 
-// RecordFeedback reads the server feedback that a load-reporting server (the
-// simulator with Feedback on) attaches to a response as custom payload: queue
-// length (q_s) and service time in microseconds (1/mu_s), each an 8-byte
-// big-endian uint64 under the keys of WithFeedbackKeys. gocql exposes the
-// payload only on the Iter, so the application calls this after reading a
-// result and before Iter.Close (Query.Exec closes the Iter itself: use
-// Query.Iter for writes that should report feedback). It reports whether
-// feedback was found. Without feedback C3 uses client-side estimates (see
-// doc.go).
-func (p *Policy) RecordFeedback(iter *gocql.Iter) bool {
-	if iter == nil {
-		return false
-	}
-	host := iter.Host()
-	if host == nil {
-		return false
-	}
-	return p.r.FeedbackPayload(host, iter.GetCustomPayload())
+// init registers the reader of the simulator's payload feedback
+// (internal/payload; not part of the API).
+func init() {
+	payload.Register(func(pol, host any, pl map[string][]byte) (found, ok bool) {
+		p, ok1 := pol.(*Policy)
+		h, ok2 := host.(*gocql.HostInfo)
+		if !ok1 || !ok2 {
+			return false, false
+		}
+		return h != nil && p.r.FeedbackPayload(h, pl), true
+	})
 }

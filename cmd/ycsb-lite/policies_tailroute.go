@@ -5,6 +5,7 @@ import (
 
 	"github.com/gocql/gocql"
 	"github.com/tailroute/tailroute"
+	simpayload "github.com/tailroute/tailroute/internal/payload"
 	"github.com/tailroute/tailroute/policy"
 )
 
@@ -82,7 +83,7 @@ func init() {
 					}
 					inst := installed{stats: func() any { return p.Stats() }}
 					if payload {
-						inst.feedback = p.RecordFeedback
+						inst.feedback = func(iter *gocql.Iter) bool { return simpayload.Record(p, iter.Host(), iter.GetCustomPayload()) }
 					}
 					if poll > 0 {
 						inst.stats = func() any {

@@ -15,6 +15,7 @@ import (
 	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/apache/policy"
 	"github.com/tailroute/tailroute/apache/speculative"
+	simpayload "github.com/tailroute/tailroute/internal/payload"
 )
 
 // Drivers -driver accepts.
@@ -204,7 +205,7 @@ func tailrouteV2(s tailroute.Strategy, rate bool, poll time.Duration, payload bo
 		}
 		out := installedV2{installed: inst}
 		if payload {
-			out.feedback = p.RecordFeedback
+			out.feedback = func(iter *gocql2.Iter) bool { return simpayload.Record(p, iter.Host(), iter.GetCustomPayload()) }
 		}
 		return out, nil
 	}
