@@ -291,7 +291,8 @@ func WithDriverSpeculation(on bool) Option {
 
 // WithClock sets the clock of a policy's tracker or of a Hedger (give both
 // the same clock to keep them on one time line); default
-// tracker.SystemClock. Tests use tracker.ManualClock.
+// tracker.SystemClock. The server-load poller's schedule follows it too
+// when it makes timers (tracker.TimerClock). Tests use tracker.ManualClock.
 func WithClock(clk tracker.Clock) Option {
 	return func(s *settings.Set) {
 		s.Touch(settings.Routing|settings.Hedging, "WithClock")

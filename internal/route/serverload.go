@@ -222,7 +222,7 @@ func (r *Router[H, S]) StartServerLoad(drv PollDriver[H]) {
 // supervise starts a polling loop for every host that has none, every
 // interval, until the session closes.
 func (sl *serverLoadPoller[H, S]) supervise() {
-	t := time.NewTicker(sl.interval)
+	t := sl.newTimer(sl.interval)
 	defer t.Stop()
 	for {
 		if sl.drv.Closed() {
@@ -236,8 +236,19 @@ func (sl *serverLoadPoller[H, S]) supervise() {
 			}
 			sl.mu.Unlock()
 		}
-		<-t.C
+		<-t.C()
+		t.Reset(sl.interval)
 	}
+}
+
+// newTimer returns a timer of the router's clock (tracker.TimerClock),
+// else of the wall clock, so the poll schedule follows the clock the
+// policy was given (tests: tracker.ManualClock).
+func (sl *serverLoadPoller[H, S]) newTimer(d time.Duration) tracker.Timer {
+	if tc, ok := sl.r.clock.(tracker.TimerClock); ok {
+		return tc.NewTimer(d)
+	}
+	return tracker.SystemClock{}.NewTimer(d)
 }
 
 // loop polls one host every jittered interval until it is removed, skipped
@@ -250,10 +261,10 @@ func (sl *serverLoadPoller[H, S]) loop(id string) {
 		sl.r.queues.forget(id)
 	}()
 	var est LoadEstimator
-	timer := time.NewTimer(time.Duration(rand.Int64N(int64(sl.interval)))) // spread the first polls
+	timer := sl.newTimer(time.Duration(rand.Int64N(int64(sl.interval)))) // spread the first polls
 	defer timer.Stop()
 	for {
-		<-timer.C
+		<-timer.C()
 		if sl.drv.Closed() {
 			return
 		}
