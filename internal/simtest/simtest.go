@@ -47,19 +47,32 @@ func Served(c *sim.Cluster) map[string]uint64 {
 // (w, 9). It returns the requests each node served meanwhile, by node IP,
 // and the errors do returned.
 func ClosedLoop(c *sim.Cluster, n, workers int, do func(rng *rand.Rand) error) (map[string]uint64, []error) {
+	per := n / workers
+	return closedLoop(c, workers, func(i int) bool { return i < per }, do)
+}
+
+// ClosedLoopUntil is ClosedLoop with workers that start no request at or
+// after until; it returns once every request started has been answered, so
+// what it counts is exactly the requests sent before until.
+func ClosedLoopUntil(c *sim.Cluster, until time.Time, workers int, do func(rng *rand.Rand) error) (map[string]uint64, []error) {
+	return closedLoop(c, workers, func(int) bool { return time.Now().Before(until) }, do)
+}
+
+// closedLoop runs workers goroutines that each call do while more(i) holds
+// for their i-th request.
+func closedLoop(c *sim.Cluster, workers int, more func(i int) bool, do func(rng *rand.Rand) error) (map[string]uint64, []error) {
 	before := Served(c)
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
 		errs []error
 	)
-	per := n / workers
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(w), 9))
-			for i := 0; i < per; i++ {
+			for i := 0; more(i); i++ {
 				if err := do(rng); err != nil {
 					mu.Lock()
 					errs = append(errs, err)

@@ -3,6 +3,7 @@ package simtest
 import (
 	"errors"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,6 +30,19 @@ func TestLoops(t *testing.T) {
 	served, errs := ClosedLoop(c, 10, 2, func(*rand.Rand) error { return errors.New("x") })
 	assert.Len(t, errs, 10)
 	assert.Equal(t, map[string]uint64{c.Hosts()[0]: 0}, served, "nothing was sent to the cluster")
+
+	until := time.Now().Add(20 * time.Millisecond)
+	var late atomic.Int64
+	_, errs = ClosedLoopUntil(c, until, 2, func(*rand.Rand) error {
+		if !time.Now().Before(until) {
+			late.Add(1)
+		}
+		time.Sleep(time.Millisecond)
+		return errors.New("x")
+	})
+	assert.NotEmpty(t, errs, "requests run until the deadline")
+	assert.Zero(t, late.Load(), "no request starts at or after the deadline")
+	assert.False(t, time.Now().Before(until), "returns after the deadline")
 
 	r := OpenLoop(1000, 20*time.Millisecond, func(i int) error {
 		if i%2 == 1 {
