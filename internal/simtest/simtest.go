@@ -116,6 +116,59 @@ func Set(xs []string) []string {
 type LoadResult struct {
 	Lat  []time.Duration // successful requests, sorted, from the intended start
 	Errs int
+	OK   []Timed // successful requests in the order of their intended start
+}
+
+// Timed is one request's intended start and latency.
+type Timed struct {
+	At  time.Time
+	Lat time.Duration
+}
+
+// Stalled is StallCaught's estimate and the counts it comes from.
+type Stalled struct {
+	Caught          float64 // SlowIn minus the slow requests noise explains there
+	SlowIn, In      int     // requests that could have waited for a stall: slow, all
+	SlowOut, Out    int     // the others: slow (noise), all
+	NoiseShareOfOut float64 // SlowOut/Out
+}
+
+// StallCaught estimates how many requests periodic stalls (sim
+// ServiceModel PauseEvery/PauseFor, phase starting at base) made slower
+// than over. Only a request whose intended start lies within margin of
+// [stall start, stall end - over] can have waited that long for a stall;
+// slow requests elsewhere are machine noise (scheduling, GC, a loaded
+// host), which hits every request alike, so their share outside the
+// windows estimates the noise inside and is subtracted. It needs
+// pause+margin < every and over > margin.
+func (r LoadResult) StallCaught(base time.Time, every, pause, over, margin time.Duration) Stalled {
+	var s Stalled
+	for _, q := range r.OK {
+		el := q.At.Sub(base)
+		in := false
+		if el >= 0 {
+			end := (el/every + 1) * every // the end of the stall closing this period
+			in = el >= end-pause-margin && el <= end-over+margin
+		}
+		slow := q.Lat > over
+		switch {
+		case in:
+			s.In++
+			if slow {
+				s.SlowIn++
+			}
+		default:
+			s.Out++
+			if slow {
+				s.SlowOut++
+			}
+		}
+	}
+	if s.Out > 0 {
+		s.NoiseShareOfOut = float64(s.SlowOut) / float64(s.Out)
+	}
+	s.Caught = float64(s.SlowIn) - s.NoiseShareOfOut*float64(s.In)
+	return s
 }
 
 // Over counts the requests slower than d.
@@ -165,11 +218,13 @@ func OpenLoop(rate int, dur time.Duration, do func(i int) error) LoadResult {
 				res.Errs++
 			} else {
 				res.Lat = append(res.Lat, d)
+				res.OK = append(res.OK, Timed{At: intended, Lat: d})
 			}
 			mu.Unlock()
 		}(i, intended)
 	}
 	wg.Wait()
 	sort.Slice(res.Lat, func(i, j int) bool { return res.Lat[i] < res.Lat[j] })
+	sort.Slice(res.OK, func(i, j int) bool { return res.OK[i].At.Before(res.OK[j].At) })
 	return res
 }

@@ -53,3 +53,22 @@ func TestLoops(t *testing.T) {
 	assert.Equal(t, 20, len(r.Lat)+r.Errs, "one request per millisecond for 20ms")
 	assert.Equal(t, r.Errs, len(r.Lat))
 }
+
+func TestStallCaught(t *testing.T) {
+	base := time.Unix(1000, 0)
+	at := func(ms int, lat time.Duration) Timed {
+		return Timed{At: base.Add(time.Duration(ms) * time.Millisecond), Lat: lat}
+	}
+	// stalls [4.5s, 5s) and [9.5s, 10s); requests that can wait > 300ms
+	// for one start in [4.4s, 4.8s] or [9.4s, 9.8s] (margin 100ms)
+	r := LoadResult{OK: []Timed{
+		at(100, time.Millisecond), at(200, 400*time.Millisecond), at(1000, time.Millisecond), at(2000, time.Millisecond), // out: 1 slow of 4
+		at(4400, 450*time.Millisecond), at(4600, 350*time.Millisecond), at(4700, time.Millisecond), at(4800, time.Millisecond), // in: 2 slow of 4
+		at(4900, 350*time.Millisecond),                             // out: too late to wait 300ms for the stall
+		at(9500, 450*time.Millisecond), at(9850, time.Millisecond), // in, out
+	}}
+	s := r.StallCaught(base, 5*time.Second, 500*time.Millisecond, 300*time.Millisecond, 100*time.Millisecond)
+	assert.InDelta(t, 3-5*2.0/6, s.Caught, 1e-9)
+	s.Caught = 0
+	assert.Equal(t, Stalled{SlowIn: 3, In: 5, SlowOut: 2, Out: 6, NoiseShareOfOut: 2.0 / 6}, s)
+}
