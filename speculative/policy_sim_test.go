@@ -90,12 +90,5 @@ func TestSimWithOurPolicy(t *testing.T) {
 	// budget); that figure is ycsb-lite's (-compare tailroute,tailroute+hedge
 	// -scenario gc-pauses) and TestSimHedgingCutsStallTail's.
 	assert.Greater(t, st1.Won-st0.Won, uint64(0), "hedges rescue requests: some answer before their primary")
-	// The delay is the policy tracker's quantile, clamped: recomputed now,
-	// it equals what the tracker says at the Hedger's effective quantile.
-	h.Refresh()
-	q := h.Quantile()
-	want, ok := p.LatencyQuantile(q)
-	require.True(t, ok, "the policy has an estimate")
-	want = min(max(want, DefaultMinDelay), DefaultMaxDelay)
-	assert.Equal(t, want, h.Delay(), "the delay follows the policy's tracker at quantile %.4f", q)
+	assertDelayFollows(t, h, p) // the delay is the policy tracker's quantile, clamped
 }

@@ -228,3 +228,28 @@ func OpenLoop(rate int, dur time.Duration, do func(i int) error) LoadResult {
 	sort.Slice(res.OK, func(i, j int) bool { return res.OK[i].At.Before(res.OK[j].At) })
 	return res
 }
+
+// Hedger is what DelayFollows needs of either driver's Hedger.
+type Hedger interface {
+	Refresh()
+	Quantile() float64
+	Delay() time.Duration
+}
+
+// DelayFollows checks that h's delay, recomputed now, is the source's
+// latency at h's effective quantile (quantile is the source's
+// LatencyQuantile) clamped to [lo, hi].
+func DelayFollows(t testing.TB, h Hedger, quantile func(float64) (time.Duration, bool), lo, hi time.Duration) {
+	t.Helper()
+	h.Refresh()
+	q := h.Quantile()
+	want, ok := quantile(q)
+	if !ok {
+		t.Errorf("the hedge delay's source has no estimate")
+		return
+	}
+	want = min(max(want, lo), hi)
+	if got := h.Delay(); got != want {
+		t.Errorf("hedge delay %v, want %v: the source's latency at quantile %.4f clamped to [%v, %v]", got, want, q, lo, hi)
+	}
+}
