@@ -90,8 +90,10 @@ func openLoop(s *gocql.Session, h *Hedger, keys []string, rate int, dur time.Dur
 // TestSimHedgingRescuesPausedReplica: one node of three pauses 500ms every
 // 5s. Two sessions of the v2 driver run the same open loop at the same
 // time against the same pauses, one without hedging, one with the default
-// Hedger. Requests slower than 300ms are the ones a pause caught (noise on
-// a busy machine reaches tens of ms and hits both alike).
+// Hedger. The pauses must catch requests in the unhedged session; the
+// Hedger must fire, win, stay within its budget and take its delay from its
+// Recorder (as speculative's TestSimHedgingCutsStallTail, which says why the
+// share of victims rescued is a figure and not a verdict).
 func TestSimHedgingRescuesPausedReplica(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end timing test; skipped with -short")
