@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 
 	"github.com/gocql/gocql"
+	"github.com/tailroute/tailroute/internal/ycsb"
 	"github.com/tailroute/tailroute/policy"
-	"github.com/tailroute/tailroute/ycsb"
 )
 
 // cqlDB is ycsb.DB over a gocql session (the YCSB cassandra-cql binding):

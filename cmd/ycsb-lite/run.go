@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
-	"github.com/tailroute/tailroute/report"
+	"github.com/tailroute/tailroute/internal/report"
+	"github.com/tailroute/tailroute/internal/ycsb"
 	"github.com/tailroute/tailroute/sim"
-	"github.com/tailroute/tailroute/ycsb"
 )
 
 // runner carries the command's I/O.

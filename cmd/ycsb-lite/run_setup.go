@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tailroute/tailroute/internal/ycsb"
 	"github.com/tailroute/tailroute/sim"
-	"github.com/tailroute/tailroute/ycsb"
 )
 
 // openClients opens one session, policy instance and host counter per client

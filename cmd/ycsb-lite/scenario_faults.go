@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
-	"github.com/tailroute/tailroute/report"
+	"github.com/tailroute/tailroute/internal/report"
 	"github.com/tailroute/tailroute/sim"
 )
 

@@ -25,7 +25,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/gocql/gocql"
-	"github.com/tailroute/tailroute/ycsb"
+	"github.com/tailroute/tailroute/internal/ycsb"
 )
 
 // hgrmLine is one data line of HdrHistogram's percentile distribution:
