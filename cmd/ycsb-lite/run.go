@@ -136,7 +136,7 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 		}
 	}
 
-	clients, closeClients, err := r.openClients(spec, name, cl, hosts, port, fields)
+	clients, closeClients, err := r.openClients(spec, cl, hosts, port, fields)
 	if err != nil {
 		return nil, err
 	}
