@@ -59,7 +59,10 @@ func (b binding[C]) connect(r *runner, spec policySpec, env policyEnv, c *client
 // sessions and releases the policies, last client first.
 func (r *runner) openClients(spec policySpec, cl *sim.Cluster, hosts []string, port int, fields []string) (clients []*client, closeAll func(), err error) {
 	o := r.o
-	drv := drivers[o.driver]
+	drv, ok := drivers[o.driver]
+	if !ok {
+		drv = v1Driver // options not from parseFlags (tests): the default
+	}
 	var cleanup []func()
 	closeAll = func() {
 		for i := len(cleanup) - 1; i >= 0; i-- {
