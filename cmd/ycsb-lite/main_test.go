@@ -15,9 +15,9 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/tailroute/tailroute/report"
+	"github.com/tailroute/tailroute/internal/report"
+	"github.com/tailroute/tailroute/internal/ycsb"
 	"github.com/tailroute/tailroute/sim"
-	"github.com/tailroute/tailroute/ycsb"
 )
 
 func TestBadFlagsRejected(t *testing.T) {
