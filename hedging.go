@@ -8,7 +8,7 @@ import (
 
 // LatencySource supplies the recent latency distribution the hedge delay
 // follows. The policies of both adapters implement it, and so do the
-// speculative packages' Recorder and tracker.Tracker.
+// speculative packages' Recorder.
 type LatencySource interface {
 	// LatencyQuantile returns the q-quantile (0 < q <= 1) of recent
 	// latencies; false when there are too few samples.
@@ -16,7 +16,7 @@ type LatencySource interface {
 }
 
 // SilenceSource is a LatencySource that also reports how long the most
-// silent host has owed a response (tracker.Tracker.MaxSilence). The burst
+// silent host has owed a response. The burst
 // cap (WithBurstCap) needs it to tell a stall from a slow phase; the
 // policies of both adapters implement it.
 type SilenceSource interface {

@@ -7,7 +7,7 @@ import (
 	"github.com/gocql/gocql"
 	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/route"
-	"github.com/tailroute/tailroute/tracker"
+	"github.com/tailroute/tailroute/internal/track"
 )
 
 // router is the driver-free engine instantiated for the driver's types.
@@ -31,7 +31,7 @@ type Policy struct {
 func New(opts ...tailroute.Option) (*Policy, error) {
 	p := &Policy{pollQuery: queryThreadPools}
 	r, err := route.New[*gocql.HostInfo, gocql.SelectedHost](route.Hooks{
-		Classify: func(err error) tracker.Outcome { return classify(nil, err) },
+		Classify: func(err error) track.Outcome { return classify(nil, err) },
 		Logf:     p.logf,
 	}, opts...)
 	if err != nil {
@@ -42,7 +42,7 @@ func New(opts ...tailroute.Option) (*Policy, error) {
 }
 
 // LatencyQuantile returns the cluster-wide q-quantile of recent attempt
-// latencies (see tracker.Tracker.LatencyQuantile); false with too few
+// latencies, from every host's rolling histogram; false with too few
 // samples. With MaxSilence it makes the policy a hedge-delay source:
 // tailroute.WithSource(p).
 func (p *Policy) LatencyQuantile(q float64) (time.Duration, bool) {
@@ -50,9 +50,8 @@ func (p *Policy) LatencyQuantile(q float64) (time.Duration, bool) {
 }
 
 // MaxSilence returns how long the most silent host with attempts in flight
-// has gone without answering; 0 when none has one in flight (see
-// tracker.Tracker.MaxSilence). The hedger's burst cap uses it to tell a
-// stalled host from a slow phase.
+// has gone without answering; 0 when none has one in flight. The hedger's
+// burst cap uses it to tell a stalled host from a slow phase.
 func (p *Policy) MaxSilence() time.Duration { return p.r.Tracker().MaxSilence() }
 
 // Strategy returns the ranking strategy.
@@ -74,7 +73,7 @@ func (p *Policy) AddHosts(hosts []*gocql.HostInfo) { p.r.AddHosts(hosts) }
 func (p *Policy) RemoveHost(host *gocql.HostInfo) { p.r.RemoveHost(host) }
 
 // HostUp marks a host up. A host that was down restarts as a clean slate
-// (tracker.Host.Reset): it is scored with cluster-wide priors and so gets
+// (its statistics reset): it is scored with cluster-wide priors and so gets
 // traffic again at once.
 func (p *Policy) HostUp(host *gocql.HostInfo) { p.r.HostUp(host) }
 

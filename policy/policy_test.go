@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/route"
+	"github.com/tailroute/tailroute/internal/track"
 	"github.com/tailroute/tailroute/tracker"
 )
 
@@ -97,9 +98,9 @@ func TestRecoveredHostGetsTraffic(t *testing.T) {
 	// h1 was slow and failing before it went down
 	h1 := p.r.Tracker().Host("h1")
 	for i := 0; i < 50; i++ {
-		h1.Observe(p.r.Tracker().Now(), 50*time.Millisecond, tracker.Failure)
-		p.r.Tracker().Host("h0").Observe(p.r.Tracker().Now(), time.Millisecond, tracker.Success)
-		p.r.Tracker().Host("h2").Observe(p.r.Tracker().Now(), time.Millisecond, tracker.Success)
+		h1.Observe(p.r.Tracker().Now(), 50*time.Millisecond, track.Failure)
+		p.r.Tracker().Host("h0").Observe(p.r.Tracker().Now(), time.Millisecond, track.Success)
+		p.r.Tracker().Host("h2").Observe(p.r.Tracker().Now(), time.Millisecond, track.Success)
 	}
 	first := map[string]int{}
 	for i := 0; i < 300; i++ {
@@ -119,7 +120,7 @@ func TestRecoveredHostGetsTraffic(t *testing.T) {
 func TestStaleHostIsProbed(t *testing.T) {
 	p, _, clk := testPolicy(t, 3, tailroute.WithProbe(0.05, time.Second), tailroute.WithRateControl(false))
 	tr := p.r.Tracker()
-	tr.Host("h1").Observe(tr.Now(), 100*time.Millisecond, tracker.Success) // looks very slow
+	tr.Host("h1").Observe(tr.Now(), 100*time.Millisecond, track.Success) // looks very slow
 	q := &fakeQuery{}
 	n := 0
 	for i := 0; i < 2000; i++ {
@@ -166,9 +167,9 @@ func TestC3PrefersFastHostAndCountsInFlight(t *testing.T) {
 	p, _, clk := testPolicy(t, 3, tailroute.WithRateControl(false), tailroute.WithProbe(0, time.Second))
 	tr := p.r.Tracker()
 	for i := 0; i < 20; i++ {
-		tr.Host("h0").Observe(tr.Now(), time.Millisecond, tracker.Success)
-		tr.Host("h1").Observe(tr.Now(), 5*time.Millisecond, tracker.Success)
-		tr.Host("h2").Observe(tr.Now(), 2*time.Millisecond, tracker.Success)
+		tr.Host("h0").Observe(tr.Now(), time.Millisecond, track.Success)
+		tr.Host("h1").Observe(tr.Now(), 5*time.Millisecond, track.Success)
+		tr.Host("h2").Observe(tr.Now(), 2*time.Millisecond, track.Success)
 	}
 	q := &fakeQuery{}
 	// sequential, no outstanding requests: always the fastest
@@ -201,18 +202,18 @@ func TestC3PrefersFastHostAndCountsInFlight(t *testing.T) {
 // already loses (with the tail term, two); a queue far beyond W_s still
 // repels.
 func TestC3WorkersLetFastHostKeepRequests(t *testing.T) {
-	setup := func(opts ...tailroute.Option) (*Policy, *tracker.Tracker) {
+	setup := func(opts ...tailroute.Option) (*Policy, *track.Tracker) {
 		p, _, _ := testPolicy(t, 2, append([]tailroute.Option{tailroute.WithRateControl(false), tailroute.WithProbe(0, time.Second), tailroute.WithJitter(0)}, opts...)...)
 		tr := p.r.Tracker()
 		for i := 0; i < 50; i++ {
-			tr.Host("h0").Observe(tr.Now(), 4*time.Millisecond, tracker.Success)
-			tr.Host("h1").Observe(tr.Now(), 20*time.Millisecond, tracker.Success)
+			tr.Host("h0").Observe(tr.Now(), 4*time.Millisecond, track.Success)
+			tr.Host("h1").Observe(tr.Now(), 20*time.Millisecond, track.Success)
 		}
 		return p, tr
 	}
 	first := func(p *Policy, inFlight int) string {
 		h0 := p.r.Tracker().Host("h0")
-		var as []tracker.Attempt
+		var as []track.Attempt
 		for i := 0; i < inFlight; i++ {
 			as = append(as, h0.Begin(p.r.Tracker().Now()))
 		}
@@ -254,8 +255,8 @@ func TestC3CountsOrphanedAttempts(t *testing.T) {
 	require.NoError(t, Wire(cfg, p))
 	tr := p.r.Tracker()
 	for i := 0; i < 20; i++ {
-		tr.Host("h0").Observe(tr.Now(), time.Millisecond, tracker.Success)
-		tr.Host("h1").Observe(tr.Now(), 4*time.Millisecond, tracker.Success)
+		tr.Host("h0").Observe(tr.Now(), time.Millisecond, track.Success)
+		tr.Host("h1").Observe(tr.Now(), 4*time.Millisecond, track.Success)
 	}
 	q := &fakeQuery{}
 	require.Equal(t, "h0", plan(p, q)[0])
@@ -273,7 +274,7 @@ func TestC3CountsOrphanedAttempts(t *testing.T) {
 	assert.Equal(t, "h1", plan(p, q)[0])
 	// h0 answers a request sent after them: it is past them, and first again
 	clk.Advance(10 * time.Millisecond)
-	tr.Host("h0").Observe(tr.Now(), time.Millisecond, tracker.Success)
+	tr.Host("h0").Observe(tr.Now(), time.Millisecond, track.Success)
 	assert.EqualValues(t, 0, p.Stats()[0].Orphaned)
 	assert.Equal(t, "h0", plan(p, q)[0])
 }
@@ -283,14 +284,14 @@ func TestBusyHostPutLast(t *testing.T) {
 	require.NoError(t, Wire(gocql.NewCluster("127.0.0.1"), p)) // Marks below do not measure
 	tr := p.r.Tracker()
 	h0, h1, h2 := tr.Host("h0"), tr.Host("h1"), tr.Host("h2")
-	h0.Observe(p.r.Tracker().Now(), 10*time.Microsecond, tracker.Success) // h0 is very fast...
-	var stuck0 []tracker.Attempt
+	h0.Observe(p.r.Tracker().Now(), 10*time.Microsecond, track.Success) // h0 is very fast...
+	var stuck0 []track.Attempt
 	for i := 0; i < 10; i++ { // ...but 10 of its requests hang
 		stuck0 = append(stuck0, h0.Begin(p.r.Tracker().Now()))
 	}
 	respond := func() { // h1 and h2 keep answering, slowly
-		h1.Observe(p.r.Tracker().Now(), 100*time.Millisecond, tracker.Success)
-		h2.Observe(p.r.Tracker().Now(), 100*time.Millisecond, tracker.Success)
+		h1.Observe(p.r.Tracker().Now(), 100*time.Millisecond, track.Success)
+		h2.Observe(p.r.Tracker().Now(), 100*time.Millisecond, track.Success)
 	}
 	q := &fakeQuery{}
 	clk.Advance(199 * time.Millisecond)
@@ -309,12 +310,12 @@ func TestBusyHostPutLast(t *testing.T) {
 
 	// a second busy host: no healthy majority, the busy rule is ignored and
 	// the plan is ranked by score again
-	var stuck1 []tracker.Attempt
+	var stuck1 []track.Attempt
 	for i := 0; i < 10; i++ {
 		stuck1 = append(stuck1, h1.Begin(p.r.Tracker().Now()))
 	}
 	clk.Advance(300 * time.Millisecond)
-	h2.Observe(p.r.Tracker().Now(), 100*time.Millisecond, tracker.Success)
+	h2.Observe(p.r.Tracker().Now(), 100*time.Millisecond, track.Success)
 	assert.Equal(t, "h0", plan(p, q)[0])
 	for _, s := range p.Stats() {
 		assert.Equal(t, s.ID != "h2", s.Busy, s.ID)
@@ -409,13 +410,13 @@ func TestStalledHostNotPromotedByRateLimit(t *testing.T) {
 	clk.Set(20 * time.Second)                                  // aligned to a 20ms window
 	tr := p.r.Tracker()
 	h0, h1, h2 := tr.Host("h0"), tr.Host("h1"), tr.Host("h2")
-	h0.Observe(p.r.Tracker().Now(), time.Millisecond, tracker.Success)
-	h1.Observe(p.r.Tracker().Now(), 2*time.Millisecond, tracker.Success)
-	h2.Observe(p.r.Tracker().Now(), 20*time.Millisecond, tracker.Success)
+	h0.Observe(p.r.Tracker().Now(), time.Millisecond, track.Success)
+	h1.Observe(p.r.Tracker().Now(), 2*time.Millisecond, track.Success)
+	h2.Observe(p.r.Tracker().Now(), 20*time.Millisecond, track.Success)
 	stuck := h1.Begin(p.r.Tracker().Now()) // Psi: h0 1ms < h1 2ms*(1+1)^3 = 16ms < h2 20ms
 	q := &fakeQuery{}
 
-	overRate := func(h *tracker.Host) {
+	overRate := func(h *track.Host) {
 		for h.WithinRate(clk.Now()) {
 			h.ConsumeToken(clk.Now())
 		}
@@ -432,7 +433,7 @@ func TestStalledHostNotPromotedByRateLimit(t *testing.T) {
 		assert.Equal(t, s.ID == "h1", s.Stalled, s.ID)
 	}
 
-	h1.Observe(p.r.Tracker().Now(), 25*time.Millisecond, tracker.Success) // it answers: no longer stalled
+	h1.Observe(p.r.Tracker().Now(), 25*time.Millisecond, track.Success) // it answers: no longer stalled
 	h1.End(stuck)
 	for _, s := range p.Stats() {
 		assert.False(t, s.Stalled, s.ID)
@@ -548,22 +549,22 @@ func TestClassify(t *testing.T) {
 	cases := []struct {
 		ctx  context.Context
 		err  error
-		want tracker.Outcome
+		want track.Outcome
 	}{
-		{bg, nil, tracker.Success},
-		{bg, gocql.ErrNotFound, tracker.Success},
-		{bg, codeErr(gocql.ErrCodeSyntax), tracker.Success},
-		{bg, codeErr(gocql.ErrCodeInvalid), tracker.Success},
-		{bg, codeErr(gocql.ErrCodeOverloaded), tracker.Failure},
-		{bg, &gocql.RequestErrUnavailable{}, tracker.Failure},
-		{bg, &gocql.RequestErrReadTimeout{}, tracker.Failure},
-		{bg, codeErr(gocql.ErrCodeServer), tracker.Failure},
-		{bg, context.Canceled, tracker.Cancelled},
-		{bg, fmt.Errorf("wrapped: %w", context.DeadlineExceeded), tracker.Cancelled},
-		{done, errors.New("gocql: connection closed"), tracker.Cancelled},
-		{done, nil, tracker.Success},
-		{bg, gocql.ErrTimeoutNoResponse, tracker.Lost},
-		{bg, errors.New("gocql: connection closed"), tracker.Lost},
+		{bg, nil, track.Success},
+		{bg, gocql.ErrNotFound, track.Success},
+		{bg, codeErr(gocql.ErrCodeSyntax), track.Success},
+		{bg, codeErr(gocql.ErrCodeInvalid), track.Success},
+		{bg, codeErr(gocql.ErrCodeOverloaded), track.Failure},
+		{bg, &gocql.RequestErrUnavailable{}, track.Failure},
+		{bg, &gocql.RequestErrReadTimeout{}, track.Failure},
+		{bg, codeErr(gocql.ErrCodeServer), track.Failure},
+		{bg, context.Canceled, track.Cancelled},
+		{bg, fmt.Errorf("wrapped: %w", context.DeadlineExceeded), track.Cancelled},
+		{done, errors.New("gocql: connection closed"), track.Cancelled},
+		{done, nil, track.Success},
+		{bg, gocql.ErrTimeoutNoResponse, track.Lost},
+		{bg, errors.New("gocql: connection closed"), track.Lost},
 	}
 	for _, c := range cases {
 		assert.Equal(t, c.want, classify(c.ctx, c.err), "%v", c.err)
@@ -629,7 +630,7 @@ func TestConcurrentPickMark(t *testing.T) {
 
 func TestStatsSnapshot(t *testing.T) {
 	p, hosts, _ := testPolicy(t, 2)
-	p.r.Tracker().Host("h0").Observe(p.r.Tracker().Now(), 2*time.Millisecond, tracker.Success)
+	p.r.Tracker().Host("h0").Observe(p.r.Tracker().Now(), 2*time.Millisecond, track.Success)
 	p.HostDown(hosts[1])
 	st := p.Stats()
 	require.Len(t, st, 2)

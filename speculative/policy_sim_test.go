@@ -11,13 +11,13 @@ import (
 
 	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/simtest"
+	"github.com/tailroute/tailroute/internal/track"
 	"github.com/tailroute/tailroute/policy"
 	"github.com/tailroute/tailroute/sim"
-	"github.com/tailroute/tailroute/tracker"
 )
 
 // the tracker is a LatencySource
-var _ tailroute.LatencySource = (*tracker.Tracker)(nil)
+var _ tailroute.LatencySource = (*track.Tracker)(nil)
 
 // TestSimWithOurPolicy: hedging on top of our C3 policy, the delay
 // following its tracker. One node of three stalls 500ms every 2s

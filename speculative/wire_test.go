@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tailroute/tailroute"
+	"github.com/tailroute/tailroute/internal/track"
 	"github.com/tailroute/tailroute/policy"
-	"github.com/tailroute/tailroute/tracker"
 )
 
 // The policy reports silence, so WithSource(p) keeps the burst cap
@@ -49,10 +49,10 @@ func TestWireWithPolicyWire(t *testing.T) {
 // TestWithSourceTypedNil: a typed nil source is an error from New, not a
 // panic at the first delay refresh.
 func TestWithSourceTypedNil(t *testing.T) {
-	var tr *tracker.Tracker
+	var tr *track.Tracker
 	_, err := New(tailroute.WithSource(tr))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "*tracker.Tracker(nil)")
+	assert.Contains(t, err.Error(), "*track.Tracker(nil)")
 	var p *policy.Policy
 	_, err = New(tailroute.WithSource(p))
 	require.Error(t, err)

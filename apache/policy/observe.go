@@ -9,7 +9,7 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/tailroute/tailroute/internal/cqlerr"
 	"github.com/tailroute/tailroute/internal/payload"
-	"github.com/tailroute/tailroute/tracker"
+	"github.com/tailroute/tailroute/internal/track"
 )
 
 // observer is the gocql.QueryObserver and gocql.BatchObserver installed by
@@ -59,7 +59,7 @@ func (p *Policy) observe(ctx context.Context, host *gocql.HostInfo, start, end t
 // cqlerr.Classify: request errors of the query itself count as answered,
 // cancelled attempts as orphans, server errors as failures, no answer as
 // lost).
-func classify(ctx context.Context, err error) tracker.Outcome {
+func classify(ctx context.Context, err error) track.Outcome {
 	return cqlerr.Classify[gocql.RequestError](ctx, err, sentinels)
 }
 

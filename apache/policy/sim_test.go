@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/simtest"
+	"github.com/tailroute/tailroute/internal/track"
 	"github.com/tailroute/tailroute/sim"
-	"github.com/tailroute/tailroute/tracker"
 )
 
 // fakeQuery is the part of the driver's ExecutableStatement that host
@@ -294,15 +294,15 @@ func TestClassify(t *testing.T) {
 	for _, c := range []struct {
 		ctx  context.Context
 		err  error
-		want tracker.Outcome
+		want track.Outcome
 	}{
-		{nil, nil, tracker.Success},
-		{nil, gocql.ErrNotFound, tracker.Success},
-		{nil, context.Canceled, tracker.Cancelled},
-		{nil, fmt.Errorf("wrapped: %w", context.DeadlineExceeded), tracker.Cancelled},
-		{done, errors.New("any"), tracker.Cancelled},
-		{nil, gocql.ErrTimeoutNoResponse, tracker.Lost},
-		{nil, &net.OpError{Op: "dial", Err: errors.New("refused")}, tracker.Lost},
+		{nil, nil, track.Success},
+		{nil, gocql.ErrNotFound, track.Success},
+		{nil, context.Canceled, track.Cancelled},
+		{nil, fmt.Errorf("wrapped: %w", context.DeadlineExceeded), track.Cancelled},
+		{done, errors.New("any"), track.Cancelled},
+		{nil, gocql.ErrTimeoutNoResponse, track.Lost},
+		{nil, &net.OpError{Op: "dial", Err: errors.New("refused")}, track.Lost},
 	} {
 		assert.Equal(t, c.want, classify(c.ctx, c.err), "%v", c.err)
 	}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/core"
-	"github.com/tailroute/tailroute/tracker"
+	"github.com/tailroute/tailroute/internal/track"
 )
 
 // rank fills st.cand with the up local replicas (or, without token
@@ -127,7 +127,7 @@ func (st *queryState[H, S]) rankC3(c []core.Candidate) {
 // demoted replica gets no traffic otherwise and its recovery would go
 // unseen. Demoted replicas are probed only by time, never by the per-pick
 // probe probability: one with nothing in flight is probed when its
-// tracker.Host.ClaimProbe(now, ProbeAfter) succeeds, i.e. at most once per
+// track.Host.ClaimProbe(now, ProbeAfter) succeeds, i.e. at most once per
 // ProbeAfter per host and client (WithProbe; p = 0 turns this off too). It
 // returns the host handle to probe, or -1.
 func (st *queryState[H, S]) demote(c []core.Candidate, now time.Duration) int32 {
@@ -168,7 +168,7 @@ func (st *queryState[H, S]) demote(c []core.Candidate, now time.Duration) int32 
 // more request in flight on a healthy replica outweighs a 50 % failure
 // rate), so health orders replicas before the score does
 // (core.DemoteUnhealthy).
-func (p *Router[H, S]) score(v tracker.View, now time.Duration) float64 {
+func (p *Router[H, S]) score(v track.View, now time.Duration) float64 {
 	workers := v.Workers
 	if workers <= 0 {
 		workers = p.cfg.Workers
@@ -191,6 +191,6 @@ func (p *Router[H, S]) score(v tracker.View, now time.Duration) float64 {
 
 // stalled reports whether a host owes responses and has been silent for
 // max(StallMin, StallFactor*R_s) (see WithStall).
-func (p *Router[H, S]) stalled(v tracker.View) bool {
+func (p *Router[H, S]) stalled(v track.View) bool {
 	return v.Silence > 0 && float64(v.Silence) >= max(float64(p.cfg.StallMin), p.cfg.StallFactor*v.ResponseTime)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/core"
 	"github.com/tailroute/tailroute/internal/settings"
+	"github.com/tailroute/tailroute/internal/track"
 	"github.com/tailroute/tailroute/tracker"
 )
 
@@ -46,7 +47,7 @@ type KeyspaceFunc func(keyspace string) (class string, options map[string]any, e
 type Hooks struct {
 	// Classify maps an attempt's error to a tracker outcome (Mark without
 	// an observer).
-	Classify func(err error) tracker.Outcome
+	Classify func(err error) track.Outcome
 	// Logf logs a problem found while serving (the local DC).
 	Logf func(format string, a ...any)
 }
@@ -56,7 +57,7 @@ type Hooks struct {
 type Router[H HostInfo, S any] struct {
 	cfg   Config
 	hooks Hooks
-	tr    *tracker.Tracker
+	tr    *track.Tracker
 	clock tracker.Clock
 
 	mu          sync.Mutex // serializes table rebuilds
@@ -108,7 +109,7 @@ type hostEntry[H HostInfo] struct {
 	dc    string
 	rack  string
 	local bool
-	h     *tracker.Host
+	h     *track.Host
 	up    *atomic.Bool // the policy's view (HostUp/HostDown); shared by entries of the same host
 }
 
@@ -126,7 +127,7 @@ func New[H HostInfo, S any](hooks Hooks, opts ...tailroute.Option) (*Router[H, S
 	if _, ok := any((*Selection[H, S])(nil)).(S); !ok {
 		return nil, errors.New("route: *Selection[H, S] does not implement the driver's SelectedHost interface")
 	}
-	tr, err := tracker.New(cfg.Tracker)
+	tr, err := track.New(cfg.Tracker)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +151,7 @@ func New[H HostInfo, S any](hooks Hooks, opts ...tailroute.Option) (*Router[H, S
 func (r *Router[H, S]) Config() *Config { return &r.cfg }
 
 // Tracker returns the tracker (per-host state, LatencyQuantile).
-func (r *Router[H, S]) Tracker() *tracker.Tracker { return r.tr }
+func (r *Router[H, S]) Tracker() *track.Tracker { return r.tr }
 
 // Strategy returns the ranking strategy.
 func (r *Router[H, S]) Strategy() tailroute.Strategy { return strategy(&r.cfg) }

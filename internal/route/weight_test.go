@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/core"
-	"github.com/tailroute/tailroute/tracker"
+	"github.com/tailroute/tailroute/internal/track"
 )
 
 // w_eff = min(w, max(1, Qmax)) while the polls are recent, Qmax the
@@ -75,8 +75,8 @@ func TestScoreWeightFollowsPolledQueues(t *testing.T) {
 	}
 	const ms = 1e6
 	now := 10 * time.Second
-	fast := tracker.View{InFlight: 1, ResponseTime: 5 * ms, ServiceTime: 5 * ms, Workers: 4}
-	slow := tracker.View{ResponseTime: 20 * ms, ServiceTime: 20 * ms, Workers: 4}
+	fast := track.View{InFlight: 1, ResponseTime: 5 * ms, ServiceTime: 5 * ms, Workers: 4}
+	slow := track.View{ResponseTime: 20 * ms, ServiceTime: 20 * ms, Workers: 4}
 	assert.Greater(t, r.score(fast, now), r.score(slow, now), "no poll yet: w = 4")
 	for i := 0; i < 30; i++ {
 		r.queues.add("h", now, 1, 4, time.Second)
@@ -121,8 +121,8 @@ func TestTailTerm(t *testing.T) {
 		}
 		assert.Equal(t, float64(tailroute.DefaultTailTerm), tail.Config().TailTerm, signal.name)
 		assert.Equal(t, 0.0, plain.Config().TailTerm, signal.name)
-		fast := tracker.View{InFlight: 1, ResponseTime: 5 * ms, ServiceTime: 5 * ms, Workers: 1}
-		slow := tracker.View{ResponseTime: 25 * ms, ServiceTime: 25 * ms, Workers: 1}
+		fast := track.View{InFlight: 1, ResponseTime: 5 * ms, ServiceTime: 5 * ms, Workers: 1}
+		slow := track.View{ResponseTime: 25 * ms, ServiceTime: 25 * ms, Workers: 1}
 		assert.InDelta(t, plain.score(slow, now)+2*25*ms, tail.score(slow, now), 1, "%s: Psi_s + 2/mu_s", signal.name)
 		assert.Greater(t, plain.score(fast, now), plain.score(slow, now), "%s, k = 0: the idle slow replica first", signal.name)
 		assert.Less(t, tail.score(fast, now), tail.score(slow, now), "%s, k = 2: the fast replica with one in flight first", signal.name)

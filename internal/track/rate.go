@@ -1,94 +1,13 @@
-package tracker
+package track
 
 import (
-	"errors"
 	"math"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tailroute/tailroute/tracker"
 )
-
-// RateConfig parameterises the per-host CUBIC rate controller of C3
-// (section 3.2, Algorithm 2; values from section 4). Rates are in requests
-// per Interval (the paper's srate and rrate "per delta ms").
-type RateConfig struct {
-	// Interval (delta) is the rate window; default 20ms. Allowed 1ms..10s.
-	Interval time.Duration
-	// Beta (beta) is the multiplicative decrease factor: on a decrease
-	// srate <- srate*Beta (Algorithm 2, line 5); default 0.2. Allowed (0,1).
-	Beta float64
-	// Saddle is the time after a decrease at which the cubic curve is back at
-	// the saturation rate R0 (the length of the saddle region); it sets the
-	// scaling factor gamma = Beta*R0/Saddle^3 at every decrease, so that
-	// cbrt(Beta*R0/gamma) = Saddle; default 100ms. Allowed 1ms..1min.
-	Saddle time.Duration
-	// Hysteresis is the minimum time after the last increase before a
-	// decrease may happen (Algorithm 2, line 3); default 2*Interval.
-	// Allowed 0..1min.
-	Hysteresis time.Duration
-	// SMax (s_max) caps one increase step; default 10. Allowed (0,1e6].
-	SMax float64
-	// InitialRate is srate (and R0) of a new or reset host; default 100 per
-	// Interval, high so that a fresh client is not throttled: the controller
-	// decreases towards the receive rate from above. Allowed [MinRate,1e9].
-	InitialRate float64
-	// MinRate is the floor of srate; default 1 (one request per Interval is
-	// always within rate). Allowed [1,1e9].
-	MinRate float64
-}
-
-// DefaultRateConfig returns the paper's parameters.
-func DefaultRateConfig() RateConfig {
-	return RateConfig{
-		Interval:    20 * time.Millisecond,
-		Beta:        0.2,
-		Saddle:      100 * time.Millisecond,
-		Hysteresis:  40 * time.Millisecond,
-		SMax:        10,
-		InitialRate: 100,
-		MinRate:     1,
-	}
-}
-
-func (c *RateConfig) withDefaults() {
-	d := DefaultRateConfig()
-	if c.Interval == 0 {
-		c.Interval = d.Interval
-	}
-	if c.Beta == 0 {
-		c.Beta = d.Beta
-	}
-	if c.Saddle == 0 {
-		c.Saddle = d.Saddle
-	}
-	if c.Hysteresis == 0 {
-		c.Hysteresis = 2 * c.Interval
-	}
-	if c.SMax == 0 {
-		c.SMax = d.SMax
-	}
-	if c.MinRate == 0 {
-		c.MinRate = d.MinRate
-	}
-	if c.InitialRate == 0 {
-		c.InitialRate = d.InitialRate
-	}
-}
-
-// Validate reports every out-of-range field (values and allowed ranges).
-func (c RateConfig) Validate() error {
-	var e fieldErrors
-	e.check(c.Interval < time.Millisecond || c.Interval > 10*time.Second,
-		"RateConfig.Interval = %v, allowed 1ms..10s", c.Interval)
-	e.check(!(c.Beta > 0 && c.Beta < 1), "RateConfig.Beta = %v, allowed (0,1)", c.Beta)
-	e.check(c.Saddle < time.Millisecond || c.Saddle > time.Minute, "RateConfig.Saddle = %v, allowed 1ms..1m", c.Saddle)
-	e.check(c.Hysteresis < 0 || c.Hysteresis > time.Minute, "RateConfig.Hysteresis = %v, allowed 0..1m", c.Hysteresis)
-	e.check(!(c.SMax > 0 && c.SMax <= 1e6), "RateConfig.SMax = %v, allowed (0,1e6]", c.SMax)
-	e.check(!(c.MinRate >= 1 && c.MinRate <= 1e9), "RateConfig.MinRate = %v, allowed [1,1e9]", c.MinRate)
-	e.check(!(c.InitialRate >= c.MinRate && c.InitialRate <= 1e9),
-		"RateConfig.InitialRate = %v, allowed [MinRate (%v),1e9]", c.InitialRate, c.MinRate)
-	return errors.Join(e...)
-}
 
 // window counters: one atomic word, window id << 24 | count.
 const (
@@ -104,7 +23,7 @@ func winUnpack(w uint64) (int64, uint64) { return int64(w >> winCountBits), w & 
 // completion path (a completion that finds another goroutine adapting the
 // same host skips adaptation; the next one catches up).
 type rateCtl struct {
-	cfg      *RateConfig
+	cfg      *tracker.RateConfig
 	interval int64
 
 	srate atomic.Uint64 // float64 bits, requests per Interval
@@ -119,7 +38,7 @@ type rateCtl struct {
 	incs atomic.Uint64
 }
 
-func (r *rateCtl) init(cfg *RateConfig, now time.Duration) {
+func (r *rateCtl) init(cfg *tracker.RateConfig, now time.Duration) {
 	r.cfg = cfg
 	r.interval = int64(cfg.Interval)
 	r.reset(now)

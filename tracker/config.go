@@ -3,15 +3,11 @@ package tracker
 import (
 	"errors"
 	"fmt"
-	"sort"
-	"sync"
-	"sync/atomic"
 	"time"
-
-	"github.com/tailroute/tailroute/internal/hist"
 )
 
-// Config configures a Tracker. Zero fields take the documented defaults.
+// Config configures the per-host measurements of a policy
+// (tailroute.WithTracker). Zero fields take the documented defaults.
 type Config struct {
 	// Clock is the time source; default SystemClock.
 	Clock Clock
@@ -159,230 +155,129 @@ func (e *fieldErrors) check(bad bool, format string, a ...any) {
 	}
 }
 
-// Tracker holds the state of every host it has seen and cluster-wide
-// aggregates. Hosts are created on first use and live until Remove.
-type Tracker struct {
-	cfg   Config
-	clock Clock
-
-	mu    sync.Mutex
-	hosts atomic.Pointer[hostSet] // copy-on-write
-
-	qcache atomic.Pointer[quantileCache]
+// RateConfig parameterises the per-host CUBIC rate controller of C3
+// (section 3.2, Algorithm 2; values from section 4). Rates are in requests
+// per Interval (the paper's srate and rrate "per delta ms").
+type RateConfig struct {
+	// Interval (delta) is the rate window; default 20ms. Allowed 1ms..10s.
+	Interval time.Duration
+	// Beta (beta) is the multiplicative decrease factor: on a decrease
+	// srate <- srate*Beta (Algorithm 2, line 5); default 0.2. Allowed (0,1).
+	Beta float64
+	// Saddle is the time after a decrease at which the cubic curve is back at
+	// the saturation rate R0 (the length of the saddle region); it sets the
+	// scaling factor gamma = Beta*R0/Saddle^3 at every decrease, so that
+	// cbrt(Beta*R0/gamma) = Saddle; default 100ms. Allowed 1ms..1min.
+	Saddle time.Duration
+	// Hysteresis is the minimum time after the last increase before a
+	// decrease may happen (Algorithm 2, line 3); default 2*Interval.
+	// Allowed 0..1min.
+	Hysteresis time.Duration
+	// SMax (s_max) caps one increase step; default 10. Allowed (0,1e6].
+	SMax float64
+	// InitialRate is srate (and R0) of a new or reset host; default 100 per
+	// Interval, high so that a fresh client is not throttled: the controller
+	// decreases towards the receive rate from above. Allowed [MinRate,1e9].
+	InitialRate float64
+	// MinRate is the floor of srate; default 1 (one request per Interval is
+	// always within rate). Allowed [1,1e9].
+	MinRate float64
 }
 
-// hostSet is the tracked hosts, by ID and as a list: the hot path's
-// passes over every host (the other hosts' mean R_s of an idle host's
-// View, MaxSilence) walk the list, not the map.
-type hostSet struct {
-	byID map[string]*Host
-	list []*Host
+// DefaultRateConfig returns the paper's parameters.
+func DefaultRateConfig() RateConfig {
+	return RateConfig{
+		Interval:    20 * time.Millisecond,
+		Beta:        0.2,
+		Saddle:      100 * time.Millisecond,
+		Hysteresis:  40 * time.Millisecond,
+		SMax:        10,
+		InitialRate: 100,
+		MinRate:     1,
+	}
 }
 
-func newHostSet(m map[string]*Host) *hostSet {
-	s := &hostSet{byID: m, list: make([]*Host, 0, len(m))}
-	for _, h := range m {
-		s.list = append(s.list, h)
+func (c *RateConfig) withDefaults() {
+	d := DefaultRateConfig()
+	if c.Interval == 0 {
+		c.Interval = d.Interval
 	}
-	return s
+	if c.Beta == 0 {
+		c.Beta = d.Beta
+	}
+	if c.Saddle == 0 {
+		c.Saddle = d.Saddle
+	}
+	if c.Hysteresis == 0 {
+		c.Hysteresis = 2 * c.Interval
+	}
+	if c.SMax == 0 {
+		c.SMax = d.SMax
+	}
+	if c.MinRate == 0 {
+		c.MinRate = d.MinRate
+	}
+	if c.InitialRate == 0 {
+		c.InitialRate = d.InitialRate
+	}
 }
 
-// quantileCache keeps the last cluster-wide quantiles for QuantileCacheTTL so
-// that a caller asking for a quantile on every request (speculative
-// execution) does not merge the per-host histograms every time.
-type quantileCache struct {
-	at    time.Duration
-	total uint64
-	n     int
-	q     [4]float64
-	d     [4]time.Duration
-	ok    [4]bool
+// Validate reports every out-of-range field (values and allowed ranges).
+func (c RateConfig) Validate() error {
+	var e fieldErrors
+	e.check(c.Interval < time.Millisecond || c.Interval > 10*time.Second,
+		"RateConfig.Interval = %v, allowed 1ms..10s", c.Interval)
+	e.check(!(c.Beta > 0 && c.Beta < 1), "RateConfig.Beta = %v, allowed (0,1)", c.Beta)
+	e.check(c.Saddle < time.Millisecond || c.Saddle > time.Minute, "RateConfig.Saddle = %v, allowed 1ms..1m", c.Saddle)
+	e.check(c.Hysteresis < 0 || c.Hysteresis > time.Minute, "RateConfig.Hysteresis = %v, allowed 0..1m", c.Hysteresis)
+	e.check(!(c.SMax > 0 && c.SMax <= 1e6), "RateConfig.SMax = %v, allowed (0,1e6]", c.SMax)
+	e.check(!(c.MinRate >= 1 && c.MinRate <= 1e9), "RateConfig.MinRate = %v, allowed [1,1e9]", c.MinRate)
+	e.check(!(c.InitialRate >= c.MinRate && c.InitialRate <= 1e9),
+		"RateConfig.InitialRate = %v, allowed [MinRate (%v),1e9]", c.InitialRate, c.MinRate)
+	return errors.Join(e...)
 }
 
-// QuantileCacheTTL is how long a cluster-wide quantile is reused while new
-// samples arrive.
-const QuantileCacheTTL = 10 * time.Millisecond
+// MaxServerWorkers is the largest W_s ServerWorkers accepts.
+const MaxServerWorkers = 1 << 16
 
-// New returns a Tracker; cfg zero fields take defaults. Out-of-range fields
-// are reported as an error naming the field, the value and the allowed range.
-func New(cfg Config) (*Tracker, error) {
-	cfg = cfg.WithDefaults()
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	t := &Tracker{cfg: cfg, clock: cfg.Clock}
-	t.hosts.Store(newHostSet(map[string]*Host{}))
-	return t, nil
-}
+// HostSnapshot is a point-in-time copy of a host's state.
+type HostSnapshot struct {
+	ID            string
+	InFlight      int64         // os_s
+	Orphaned      int64         // see View.Orphaned
+	ResponseTime  time.Duration // R_s (0 when no sample)
+	ServiceTime   time.Duration // 1/mu_s from feedback (0 when none)
+	QueueSize     float64       // q_s from feedback
+	HasFeedback   bool
+	Samples       uint64  // attempts observed since the host was added or reset
+	Responses     uint64  // finished attempts in the rolling health window
+	Successes     uint64  // successful attempts in the rolling health window
+	SuccessRate   float64 // weighted success ratio (see View)
+	SinceResponse time.Duration
+	Silence       time.Duration // see View.Silence
+	Rate          float64       // srate, requests per rate Interval
+	ReceiveRate   float64       // rrate, responses per rate Interval
+	SentInWindow  uint64        // requests sent in the current rate window
+	RateDecreases uint64        // Algorithm 2 decrease events
+	RateIncreases uint64        // Algorithm 2 increase events
+	P50, P99      time.Duration
+	QuantilesOK   bool // P50/P99 are based on at least MinQuantileSamples samples
 
-// Config returns the effective configuration.
-func (t *Tracker) Config() Config { return t.cfg }
+	// Cumulative since the host was added, not cleared by Reset (what
+	// Prometheus counters need): attempts observed with any outcome, those
+	// measured (every outcome but Cancelled) and the sum of their latencies,
+	// and those that ended in Failure or Lost.
+	TotalAttempts uint64
+	TotalMeasured uint64
+	TotalLatency  time.Duration
+	TotalErrors   uint64
 
-// Clock returns the tracker's clock.
-func (t *Tracker) Clock() Clock { return t.clock }
-
-// Now returns the tracker clock's current time.
-func (t *Tracker) Now() time.Duration { return t.clock.Now() }
-
-// Host returns the state of host id, creating it if needed.
-func (t *Tracker) Host(id string) *Host {
-	if h, ok := t.hosts.Load().byID[id]; ok {
-		return h
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	old := t.hosts.Load().byID
-	if h, ok := old[id]; ok {
-		return h
-	}
-	h := newHost(id, t, t.clock.Now())
-	m := make(map[string]*Host, len(old)+1)
-	for k, v := range old {
-		m[k] = v
-	}
-	m[id] = h
-	t.hosts.Store(newHostSet(m))
-	return h
-}
-
-// Lookup returns the state of host id if it exists.
-func (t *Tracker) Lookup(id string) (*Host, bool) {
-	h, ok := t.hosts.Load().byID[id]
-	return h, ok
-}
-
-// Remove forgets host id.
-func (t *Tracker) Remove(id string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	old := t.hosts.Load().byID
-	if _, ok := old[id]; !ok {
-		return
-	}
-	m := make(map[string]*Host, len(old))
-	for k, v := range old {
-		if k != id {
-			m[k] = v
-		}
-	}
-	t.hosts.Store(newHostSet(m))
-}
-
-// Hosts returns the tracked hosts sorted by ID.
-func (t *Tracker) Hosts() []*Host {
-	out := append([]*Host(nil), t.hosts.Load().list...)
-	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
-	return out
-}
-
-// Snapshot returns a snapshot of every host, sorted by ID.
-func (t *Tracker) Snapshot() []HostSnapshot {
-	hs := t.Hosts()
-	out := make([]HostSnapshot, len(hs))
-	for i, h := range hs {
-		out[i] = h.Snapshot()
-	}
-	return out
-}
-
-// LatencyQuantile returns the cluster-wide q-quantile (0 < q <= 1) of recent
-// attempt latencies (the current and previous LatencyWindow of every host)
-// and false when fewer than MinQuantileSamples were recorded or q is out of
-// range. The value is the highest of the histogram bucket holding the sample
-// of rank round(q*n), as hdrhistogram reports it: at most 6.25% above the
-// sample. Hosts record into their own histograms only (no shared cache line
-// on the hot path); this merges them, and caches the result for
-// QuantileCacheTTL (or, while it was not ok, until a host observes a sample).
-func (t *Tracker) LatencyQuantile(q float64) (time.Duration, bool) {
-	if !(q > 0 && q <= 1) {
-		return 0, false
-	}
-	now := t.clock.Now()
-	hosts := t.hosts.Load().list
-	var total uint64
-	for _, h := range hosts {
-		total += h.samples.Load()
-	}
-	c := t.qcache.Load()
-	if c != nil && now-c.at < QuantileCacheTTL && now >= c.at {
-		for i := 0; i < c.n; i++ {
-			if c.q[i] == q && (c.ok[i] || c.total == total) {
-				return c.d[i], c.ok[i]
-			}
-		}
-	}
-	var merged hist.Counts
-	var n uint64
-	for _, h := range hosts {
-		n += h.hist.AddTo(now, &merged)
-	}
-	d := merged.Quantile(n, q)
-	ok := n >= uint64(t.cfg.MinQuantileSamples)
-	nc := &quantileCache{at: now, total: total}
-	if c != nil && now-c.at < QuantileCacheTTL && now >= c.at && c.total == total {
-		*nc = *c
-	}
-	if nc.n == len(nc.q) {
-		nc.n = 0
-	}
-	for i := 0; i < nc.n; i++ { // replace an entry for q if present
-		if nc.q[i] == q {
-			nc.q[i], nc.d[i], nc.ok[i] = q, d, ok
-			t.qcache.Store(nc)
-			return d, ok
-		}
-	}
-	nc.q[nc.n], nc.d[nc.n], nc.ok[nc.n] = q, d, ok
-	nc.n++
-	t.qcache.Store(nc)
-	return d, ok
-}
-
-// ResponseTime returns the mean R_s (EWMA of attempt latencies) of the hosts
-// that have samples, and whether any has.
-func (t *Tracker) ResponseTime() (time.Duration, bool) {
-	r, ok := t.meanResponseTime()
-	return time.Duration(r), ok
-}
-
-func (t *Tracker) meanResponseTime() (float64, bool) { return t.meanResponseTimeExcept(nil) }
-
-// meanResponseTimeExcept is the mean R_s of the hosts with samples other
-// than x.
-func (t *Tracker) meanResponseTimeExcept(x *Host) (float64, bool) {
-	var sum float64
-	n := 0
-	for _, h := range t.hosts.Load().list {
-		if h == x {
-			continue
-		}
-		if r, ok := h.resp.get(); ok {
-			sum += r
-			n++
-		}
-	}
-	if n == 0 {
-		return 0, false
-	}
-	return sum / float64(n), true
-}
-
-// priorResponseTime scores a host without samples: the mean of the others
-// (so that a new or recovered host competes on equal terms), or
-// DefaultResponseTime.
-func (t *Tracker) priorResponseTime() float64 { return t.priorResponseTimeExcept(nil) }
-
-// priorResponseTimeExcept is priorResponseTime over the hosts other than x.
-func (t *Tracker) priorResponseTimeExcept(x *Host) float64 {
-	if r, ok := t.meanResponseTimeExcept(x); ok {
-		return r
-	}
-	return float64(t.cfg.DefaultResponseTime)
-}
-
-// successFloor is the floor of a failing host's sticky success rate:
-// 0.0001 divided by the number of hosts (fallback cascade).
-func (t *Tracker) successFloor() float64 {
-	n := max(len(t.hosts.Load().list), 1)
-	return 0.0001 / float64(n)
+	// ServerQueue and ServerServiceTime are the latest polled server-load
+	// sample (q_s, smoothed 1/mu_s; see Host.ServerLoad) and ServerLoadAge
+	// its age; HasServerLoad is false before the first sample.
+	ServerQueue       float64
+	ServerServiceTime time.Duration
+	ServerLoadAge     time.Duration
+	HasServerLoad     bool
+	ServerWorkers     int64 // W_s as polled (Host.ServerWorkers); 0 = unknown
 }

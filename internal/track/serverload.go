@@ -1,9 +1,11 @@
-package tracker
+package track
 
 import (
 	"math"
 	"sync/atomic"
 	"time"
+
+	"github.com/tailroute/tailroute/tracker"
 )
 
 // serverLoad is the latest server-load sample of a host (polled from the
@@ -50,9 +52,6 @@ func (h *Host) ServerLoad(at time.Duration, queue float64, serviceTime, fresh ti
 	h.load.at.Store(int64(at))
 }
 
-// MaxServerWorkers is the largest W_s ServerWorkers accepts.
-const MaxServerWorkers = 1 << 16
-
 // ServerWorkers records W_s, the number of requests the server serves at
 // once (Cassandra: active_tasks_limit of the read stage in
 // system_views.thread_pools, concurrent_reads in cassandra.yaml). View
@@ -61,7 +60,7 @@ const MaxServerWorkers = 1 << 16
 // 1..MaxServerWorkers (0, negative, garbage) is ignored and keeps the
 // previous one.
 func (h *Host) ServerWorkers(n int64) {
-	if n < 1 || n > MaxServerWorkers {
+	if n < 1 || n > tracker.MaxServerWorkers {
 		return
 	}
 	h.load.workers.Store(n)

@@ -1,14 +1,16 @@
-package tracker
+package track
 
 import (
 	"testing"
 	"time"
+
+	"github.com/tailroute/tailroute/tracker"
 )
 
 // BenchmarkObserveParallel is the hot path of a response: R_s, histogram,
 // health buckets and rate control of one host, from many goroutines.
 func BenchmarkObserveParallel(b *testing.B) {
-	tr, err := New(Config{})
+	tr, err := New(tracker.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -26,8 +28,8 @@ func BenchmarkObserveParallel(b *testing.B) {
 // BenchmarkLatencyQuantile merges 6 hosts' histograms (the cache is
 // defeated by moving the clock back and forth by its TTL).
 func BenchmarkLatencyQuantile(b *testing.B) {
-	clk := NewManualClock(time.Second)
-	tr, err := New(Config{Clock: clk})
+	clk := tracker.NewManualClock(time.Second)
+	tr, err := New(tracker.Config{Clock: clk})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package tracker
+package track
 
 import (
 	"math"
@@ -11,12 +11,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute/tracker"
 )
 
-func newTest(t *testing.T, mod func(*Config)) (*Tracker, *ManualClock) {
+func newTest(t *testing.T, mod func(*tracker.Config)) (*Tracker, *tracker.ManualClock) {
 	t.Helper()
-	clk := NewManualClock(time.Second)
-	cfg := Config{Clock: clk}
+	clk := tracker.NewManualClock(time.Second)
+	cfg := tracker.Config{Clock: clk}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -27,40 +28,40 @@ func newTest(t *testing.T, mod func(*Config)) (*Tracker, *ManualClock) {
 
 func TestConfigValidation(t *testing.T) {
 	cases := []struct {
-		mod   func(*Config)
+		mod   func(*tracker.Config)
 		field string
 	}{
-		{func(c *Config) { c.EWMAAlpha = 1.5 }, "EWMAAlpha = 1.5, allowed (0,1]"},
-		{func(c *Config) { c.EWMAAlpha = -0.1 }, "EWMAAlpha"},
-		{func(c *Config) { c.LatencyWindow = time.Millisecond }, "LatencyWindow = 1ms, allowed 10ms..1h"},
-		{func(c *Config) { c.MinQuantileSamples = -3 }, "MinQuantileSamples = -3"},
-		{func(c *Config) { c.HealthBucket = 2 * time.Hour }, "HealthBucket"},
-		{func(c *Config) { c.DefaultResponseTime = -1 }, "DefaultResponseTime"},
-		{func(c *Config) { c.ForgetAfter = 5 * time.Millisecond }, "ForgetAfter = 5ms, allowed 10ms..1h or negative (never)"},
-		{func(c *Config) { c.AgeDecay = time.Microsecond }, "AgeDecay = 1µs, allowed 1ms..1h or negative (off)"},
-		{func(c *Config) { c.SampleCap = 1 }, "SampleCap = 1, allowed 1.5..1000 or negative (no cap)"},
-		{func(c *Config) { c.SampleCap = 5000 }, "SampleCap = 5000"},
-		{func(c *Config) { c.SampleCap = math.NaN() }, "SampleCap = NaN"},
-		{func(c *Config) { c.Rate.Beta = 1 }, "RateConfig.Beta = 1, allowed (0,1)"},
-		{func(c *Config) { c.Rate.Interval = time.Microsecond }, "RateConfig.Interval"},
-		{func(c *Config) { c.Rate.SMax = -1 }, "RateConfig.SMax"},
-		{func(c *Config) { c.Rate.MinRate = 0.5 }, "RateConfig.MinRate = 0.5"},
-		{func(c *Config) { c.Rate.InitialRate = 2; c.Rate.MinRate = 5 }, "RateConfig.InitialRate = 2"},
-		{func(c *Config) { c.Rate.Saddle = -time.Second }, "RateConfig.Saddle"},
-		{func(c *Config) { c.Rate.Hysteresis = -time.Second }, "RateConfig.Hysteresis"},
+		{func(c *tracker.Config) { c.EWMAAlpha = 1.5 }, "EWMAAlpha = 1.5, allowed (0,1]"},
+		{func(c *tracker.Config) { c.EWMAAlpha = -0.1 }, "EWMAAlpha"},
+		{func(c *tracker.Config) { c.LatencyWindow = time.Millisecond }, "LatencyWindow = 1ms, allowed 10ms..1h"},
+		{func(c *tracker.Config) { c.MinQuantileSamples = -3 }, "MinQuantileSamples = -3"},
+		{func(c *tracker.Config) { c.HealthBucket = 2 * time.Hour }, "HealthBucket"},
+		{func(c *tracker.Config) { c.DefaultResponseTime = -1 }, "DefaultResponseTime"},
+		{func(c *tracker.Config) { c.ForgetAfter = 5 * time.Millisecond }, "ForgetAfter = 5ms, allowed 10ms..1h or negative (never)"},
+		{func(c *tracker.Config) { c.AgeDecay = time.Microsecond }, "AgeDecay = 1µs, allowed 1ms..1h or negative (off)"},
+		{func(c *tracker.Config) { c.SampleCap = 1 }, "SampleCap = 1, allowed 1.5..1000 or negative (no cap)"},
+		{func(c *tracker.Config) { c.SampleCap = 5000 }, "SampleCap = 5000"},
+		{func(c *tracker.Config) { c.SampleCap = math.NaN() }, "SampleCap = NaN"},
+		{func(c *tracker.Config) { c.Rate.Beta = 1 }, "RateConfig.Beta = 1, allowed (0,1)"},
+		{func(c *tracker.Config) { c.Rate.Interval = time.Microsecond }, "RateConfig.Interval"},
+		{func(c *tracker.Config) { c.Rate.SMax = -1 }, "RateConfig.SMax"},
+		{func(c *tracker.Config) { c.Rate.MinRate = 0.5 }, "RateConfig.MinRate = 0.5"},
+		{func(c *tracker.Config) { c.Rate.InitialRate = 2; c.Rate.MinRate = 5 }, "RateConfig.InitialRate = 2"},
+		{func(c *tracker.Config) { c.Rate.Saddle = -time.Second }, "RateConfig.Saddle"},
+		{func(c *tracker.Config) { c.Rate.Hysteresis = -time.Second }, "RateConfig.Hysteresis"},
 	}
 	for _, tc := range cases {
-		cfg := Config{}
+		cfg := tracker.Config{}
 		tc.mod(&cfg)
 		_, err := New(cfg)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), tc.field)
 	}
-	_, err := New(Config{EWMAAlpha: 2, Rate: RateConfig{Beta: 3}})
+	_, err := New(tracker.Config{EWMAAlpha: 2, Rate: tracker.RateConfig{Beta: 3}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "EWMAAlpha = 2", "every bad field is reported")
 	assert.Contains(t, err.Error(), "RateConfig.Beta = 3", "every bad field is reported")
-	tr, err := New(Config{})
+	tr, err := New(tracker.Config{})
 	require.NoError(t, err)
 	c := tr.Config()
 	assert.Equal(t, 0.1, c.EWMAAlpha)
@@ -80,7 +81,7 @@ func TestConfigValidation(t *testing.T) {
 // is no cap.
 func TestSampleCap(t *testing.T) {
 	const ms = float64(time.Millisecond)
-	stall := func(mod func(*Config)) (*Host, *Tracker) {
+	stall := func(mod func(*tracker.Config)) (*Host, *Tracker) {
 		tr, clk := newTest(t, mod)
 		h := tr.Host("a")
 		for i := 0; i < 30; i++ {
@@ -97,7 +98,7 @@ func TestSampleCap(t *testing.T) {
 	assert.InDelta(t, 5*ms+a*15*ms, h.View(tr.Now()).ResponseTime, 1e3, "capped at 4 x 5ms")
 	assert.InDelta(t, 150*ms, float64(h.Snapshot().P99), 2*ms, "the histogram keeps the sample")
 
-	h, tr = stall(func(c *Config) { c.SampleCap = -1 })
+	h, tr = stall(func(c *tracker.Config) { c.SampleCap = -1 })
 	assert.InDelta(t, 5*ms+a*145*ms, h.View(tr.Now()).ResponseTime, 1e3, "no cap")
 
 	// A host five times slower from now on, answering back to back.
@@ -118,7 +119,7 @@ func TestSampleCap(t *testing.T) {
 // hosts' mean once it has not answered for ForgetAfter, in the view and in
 // the stored EWMA when it answers again; busy or recent hosts are untouched.
 func TestForgetAfter(t *testing.T) {
-	plain := func(c *Config) { c.AgeDecay = -1 } // plain EWMA: the forgetting alone
+	plain := func(c *tracker.Config) { c.AgeDecay = -1 } // plain EWMA: the forgetting alone
 	tr, clk := newTest(t, plain)
 	a, b, c := tr.Host("a"), tr.Host("b"), tr.Host("c")
 	a.Observe(tr.Now(), 10*time.Millisecond, Success) // a was slow once...
@@ -155,7 +156,7 @@ func TestForgetAfter(t *testing.T) {
 	x.Observe(tr.Now(), 30*time.Millisecond, Lost)
 	assert.InDelta(t, 0.9*10e6+0.1*30e6, float64(x.Snapshot().ResponseTime), 2)
 
-	never, clk2 := newTest(t, func(c *Config) { c.ForgetAfter = -1 })
+	never, clk2 := newTest(t, func(c *tracker.Config) { c.ForgetAfter = -1 })
 	h := never.Host("a")
 	h.Observe(tr.Now(), 10*time.Millisecond, Success)
 	never.Host("b").Observe(tr.Now(), time.Millisecond, Success)
@@ -181,7 +182,7 @@ func TestAgeDecay(t *testing.T) {
 	assert.InDelta(t, 10e6+27e6*w, float64(h.Snapshot().ResponseTime), 1)
 
 	slow, plainSlow := tr.Host("s"), func() *Host {
-		pt, _ := newTest(t, func(c *Config) { c.AgeDecay = -1 })
+		pt, _ := newTest(t, func(c *tracker.Config) { c.AgeDecay = -1 })
 		return pt.Host("s")
 	}()
 	for i := 0; i < 50; i++ {
@@ -279,7 +280,7 @@ func TestAttemptAccounting(t *testing.T) {
 }
 
 func TestCancelledIsNotAMeasurement(t *testing.T) {
-	tr, clk := newTest(t, func(c *Config) { c.AgeDecay = -1 }) // plain EWMA
+	tr, clk := newTest(t, func(c *tracker.Config) { c.AgeDecay = -1 }) // plain EWMA
 	h := tr.Host("a")
 	h.Observe(tr.Now(), 10*time.Millisecond, Success)
 	clk.Advance(time.Second)
@@ -436,7 +437,7 @@ func TestSilence(t *testing.T) {
 }
 
 func TestHealthBuckets(t *testing.T) {
-	tr, clk := newTest(t, func(c *Config) { c.HealthBucket = time.Second })
+	tr, clk := newTest(t, func(c *tracker.Config) { c.HealthBucket = time.Second })
 	h := tr.Host("a")
 	tr.Host("b") // two hosts: floor = 0.0001/2
 	now := tr.Now()
@@ -488,7 +489,7 @@ func setSent(r *rateCtl, now time.Duration, n uint64) {
 // client sends at its full rate except where a step says it is
 // application-limited (then a decrease does not apply).
 func TestRateTraceAlgorithm2(t *testing.T) {
-	tr, clk := newTest(t, func(c *Config) { c.Rate.InitialRate = 50 })
+	tr, clk := newTest(t, func(c *tracker.Config) { c.Rate.InitialRate = 50 })
 	h := tr.Host("a")
 	r := &h.rate
 	t0 := clk.Now()
@@ -540,7 +541,7 @@ func TestRateTraceAlgorithm2(t *testing.T) {
 // TestRateWindowAndReceiveRate checks the Algorithm 1 token window and the
 // receive-rate estimate through the public API.
 func TestRateWindowAndReceiveRate(t *testing.T) {
-	tr, clk := newTest(t, func(c *Config) { c.Rate.InitialRate = 3 })
+	tr, clk := newTest(t, func(c *tracker.Config) { c.Rate.InitialRate = 3 })
 	clk.Set(time.Second) // window aligned
 	h := tr.Host("a")
 	now := clk.Now()
@@ -583,7 +584,7 @@ func TestRateWindowAndReceiveRate(t *testing.T) {
 }
 
 func TestConcurrentHosts(t *testing.T) {
-	tr, err := New(Config{})
+	tr, err := New(tracker.Config{})
 	require.NoError(t, err)
 	ids := []string{"a", "b", "c", "d"}
 	var wg sync.WaitGroup

@@ -1,4 +1,4 @@
-package tracker
+package track
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/tailroute/tailroute/tracker"
 )
 
 func TestServerLoadWeightFadesWithAge(t *testing.T) {
@@ -136,12 +137,12 @@ func TestServerWorkers(t *testing.T) {
 	assert.Zero(t, h.View(clk.Now()).Workers, "unknown before a poll")
 	h.ServerWorkers(4)
 	assert.Equal(t, 4.0, h.View(clk.Now()).Workers)
-	for _, bad := range []int64{0, -1, -1 << 40, MaxServerWorkers + 1, 1 << 62} {
+	for _, bad := range []int64{0, -1, -1 << 40, tracker.MaxServerWorkers + 1, 1 << 62} {
 		h.ServerWorkers(bad)
 		assert.Equal(t, 4.0, h.View(clk.Now()).Workers, "%d ignored", bad)
 	}
-	h.ServerWorkers(MaxServerWorkers)
-	assert.Equal(t, float64(MaxServerWorkers), h.View(clk.Now()).Workers)
+	h.ServerWorkers(tracker.MaxServerWorkers)
+	assert.Equal(t, float64(tracker.MaxServerWorkers), h.View(clk.Now()).Workers)
 	h.ServerWorkers(32)
 	h.Begin(clk.Now())
 	h.Observe(clk.Now(), 4*time.Millisecond, Success)
