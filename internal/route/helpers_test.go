@@ -23,7 +23,7 @@ type requestError interface {
 
 // testRouter returns a router over n token-less hosts ("h0", ...) on a
 // manual clock, classifying errors as the adapters do.
-func testRouter(t testing.TB, n int, opts ...tailroute.Option) *Router[*testHost, any] {
+func testRouter(t testing.TB, n int, opts ...tailroute.Option) (*Router[*testHost, any], []*testHost, *tracker.ManualClock) {
 	t.Helper()
 	clk := tracker.NewManualClock(10 * time.Second)
 	r, err := New[*testHost, any](Hooks{
@@ -35,7 +35,25 @@ func testRouter(t testing.TB, n int, opts ...tailroute.Option) *Router[*testHost
 		hosts = append(hosts, &testHost{id: "h" + string(rune('0'+i))})
 	}
 	r.AddHosts(hosts)
-	return r
+	return r, hosts, clk
+}
+
+// plan returns the host IDs of a whole plan, then marks every host with
+// success. The plan is walked as an idempotent query: a non-idempotent plan
+// is recycled at its first Mark(nil), as in the drivers.
+func plan(r *Router[*testHost, any], q Query) []string {
+	q.Idempotent = true
+	next := pick(r, q)
+	var out []string
+	var hs []sel
+	for h := next(); h != nil; h = next() {
+		out = append(out, id(h))
+		hs = append(hs, h)
+	}
+	for _, h := range hs {
+		h.Mark(nil)
+	}
+	return out
 }
 
 // pick is Pick with the plan's hosts typed.

@@ -15,7 +15,7 @@ import (
 // TestIdempotentStateReused: a plain idempotent execution recycles its state
 // (the pool hands it out again: no allocation; see also BenchmarkPickMark).
 func TestIdempotentStateReused(t *testing.T) {
-	p := testRouter(t, 3, tailroute.WithRateControl(false))
+	p, _, _ := testRouter(t, 3, tailroute.WithRateControl(false))
 	q := Query{Idempotent: true}
 	allocs := testing.AllocsPerRun(200, func() {
 		h := p.Pick(q)().(sel)

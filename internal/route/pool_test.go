@@ -23,7 +23,7 @@ func stateOf(t *testing.T, h sel) *queryState[*testHost, any] {
 // recycled only once the first Mark(nil) happened and every host handed out
 // had its last Mark; a loser still running keeps it.
 func TestIdempotentStateLivesUntilLastMark(t *testing.T) {
-	p := testRouter(t, 3, tailroute.WithRateControl(false))
+	p, _, _ := testRouter(t, 3, tailroute.WithRateControl(false))
 	next := pick(p, Query{Idempotent: true})
 	a := next()
 	b := next() // the hedge
@@ -49,7 +49,7 @@ func TestIdempotentStateLivesUntilLastMark(t *testing.T) {
 // for the retry on the next host, which may come after another attempt's
 // Mark(nil) only while that failed attempt holds its reference.
 func TestIdempotentRetryKeepsPlan(t *testing.T) {
-	p := testRouter(t, 3, tailroute.WithRateControl(false))
+	p, _, _ := testRouter(t, 3, tailroute.WithRateControl(false))
 	next := pick(p, Query{Idempotent: true})
 	a := next()
 	st := stateOf(t, a)
@@ -65,7 +65,7 @@ func TestIdempotentRetryKeepsPlan(t *testing.T) {
 // TestCanceledMarkReleasesHostNotPlan: a wrapper giving back a host it pulled
 // but did not use (Mark(context.Canceled)) keeps the plan usable.
 func TestCanceledMarkReleasesHostNotPlan(t *testing.T) {
-	p := testRouter(t, 3, tailroute.WithRateControl(false))
+	p, _, _ := testRouter(t, 3, tailroute.WithRateControl(false))
 	next := pick(p, Query{Idempotent: true})
 	a := next()
 	st := stateOf(t, a)
@@ -86,7 +86,7 @@ func TestCanceledMarkReleasesHostNotPlan(t *testing.T) {
 // checks the reference counting; the tracker must end with nothing in
 // flight.
 func TestConcurrentSpeculativeExecutions(t *testing.T) {
-	p := testRouter(t, 4, tailroute.WithRateControl(false))
+	p, _, _ := testRouter(t, 4, tailroute.WithRateControl(false))
 	q := Query{Idempotent: true}
 	var wg sync.WaitGroup
 	for g := 0; g < 16; g++ {
@@ -132,7 +132,7 @@ func TestConcurrentSpeculativeExecutions(t *testing.T) {
 // host, also once the state serves another execution, and leaves that
 // execution's plan alone.
 func TestLateCallGetsNoHost(t *testing.T) {
-	p := testRouter(t, 3, tailroute.WithRateControl(false))
+	p, _, _ := testRouter(t, 3, tailroute.WithRateControl(false))
 	for _, idem := range []bool{true, false} {
 		q := Query{Idempotent: idem}
 		next := pick(p, q)
@@ -184,7 +184,7 @@ func TestDriverSpeculationLateCalls(t *testing.T) {
 }
 
 func driverSpeculationLateCalls(t *testing.T, forget bool, opts ...tailroute.Option) {
-	p := testRouter(t, 4, append([]tailroute.Option{tailroute.WithRateControl(false)}, opts...)...)
+	p, _, _ := testRouter(t, 4, append([]tailroute.Option{tailroute.WithRateControl(false)}, opts...)...)
 	q := Query{Idempotent: true}
 	var late atomic.Int64
 	var wg sync.WaitGroup
@@ -227,7 +227,7 @@ func driverSpeculationLateCalls(t *testing.T, forget bool, opts ...tailroute.Opt
 // host of another execution, and from then on idempotent states are not
 // pooled, so no later late call can reach a recycled state.
 func TestLateCallStopsPooling(t *testing.T) {
-	p := testRouter(t, 3, tailroute.WithRateControl(false))
+	p, _, _ := testRouter(t, 3, tailroute.WithRateControl(false))
 	q := Query{Idempotent: true}
 	next := pick(p, q)
 	a := next()
@@ -256,7 +256,7 @@ func TestLateCallStopsPooling(t *testing.T) {
 // plan after the first Mark(nil) while a loser still holds the state (so it
 // is not recycled) is served from its own plan and marks the policy.
 func TestLateCallAfterResultOnLiveState(t *testing.T) {
-	p := testRouter(t, 3, tailroute.WithRateControl(false))
+	p, _, _ := testRouter(t, 3, tailroute.WithRateControl(false))
 	next := pick(p, Query{Idempotent: true})
 	a := next()
 	b := next()
@@ -278,7 +278,7 @@ func TestLateCallAfterResultOnLiveState(t *testing.T) {
 // execution, so the two call one iterator concurrently; the state's lock
 // keeps that race-free and every host handed out is ended once.
 func TestWrappedTicketIsRaceFree(t *testing.T) {
-	p := testRouter(t, 4, tailroute.WithRateControl(false))
+	p, _, _ := testRouter(t, 4, tailroute.WithRateControl(false))
 	for round := 0; round < 50; round++ {
 		next := pick(p, Query{Idempotent: true})
 		var wg sync.WaitGroup
