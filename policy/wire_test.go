@@ -169,8 +169,9 @@ func keys(m map[string]bool) []string {
 }
 
 // TestSecondSessionRefused: a second session on the same policy while the
-// first is open is refused: the error is logged and returned by Err, and
-// the policy serves no hosts from then on.
+// first is open is refused: the first keeps being served (reads and
+// writes), the second gets no hosts, the refusal is logged with the fix and
+// returned by Err.
 func TestSecondSessionRefused(t *testing.T) {
 	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 6, Model: sim.ServiceModel{ZeroService: true}})
 	p, err := New()
@@ -185,15 +186,26 @@ func TestSecondSessionRefused(t *testing.T) {
 	require.NoError(t, p.Err())
 
 	s2, err := cfg.CreateSession()
-	if err == nil {
-		defer s2.Close()
-	}
+	require.NoError(t, err, "gocql's Init cannot refuse: the second session is created")
+	defer s2.Close()
 	err = p.Err()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "second gocql.Session")
-	assert.Len(t, log.find("second gocql.Session"), 1)
-	assert.ErrorIs(t, s1.Query("INSERT INTO shared.usertable (y_id, field0) VALUES ('a', 'c')").Exec(), gocql.ErrNoConnections)
-	assert.Empty(t, p.Stats())
+	lines := log.find("second gocql.Session")
+	require.Len(t, lines, 1)
+	assert.Contains(t, lines[0], "give each session its own Policy", "the log line says how to fix it")
+
+	require.NoError(t, s1.Query("INSERT INTO shared.usertable (y_id, field0) VALUES ('a', 'c')").Exec(), "the first session keeps working")
+	for range 20 {
+		var v string
+		require.NoError(t, s1.Query("SELECT field0 FROM shared.usertable WHERE y_id = 'a'").Scan(&v), "the first session keeps serving reads")
+		assert.Equal(t, "c", v)
+	}
+	var v string
+	assert.ErrorIs(t, s2.Query("SELECT field0 FROM shared.usertable WHERE y_id = 'a'").Scan(&v), gocql.ErrNoConnections, "the second session gets no hosts")
+	assert.Len(t, p.Stats(), 3, "the first session's hosts are kept")
+	s2.Close()
+	require.NoError(t, s1.Query("SELECT field0 FROM shared.usertable WHERE y_id = 'a'").Scan(&v), "closing the second session leaves the first alone")
 }
 
 // TestSessionAfterClose: a config reused after its session closed (a

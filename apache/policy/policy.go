@@ -118,6 +118,9 @@ type Counters = stats.Counters
 // Pick for pinned queries; wrappers may). The plan state is pooled under
 // the rules of the v1 adapter's Pick.
 func (p *Policy) Pick(qry gocql.ExecutableStatement) gocql.NextHost {
+	if !p.sess.Serves(qry) {
+		return noHosts // a second session sharing p (see Init)
+	}
 	return p.r.Pick(p.query(qry))
 }
 
@@ -133,3 +136,6 @@ func (p *Policy) query(qry gocql.ExecutableStatement) route.Query {
 	}
 	return q
 }
+
+// noHosts is the plan of a query from a session p does not serve.
+func noHosts() gocql.SelectedHost { return nil }
