@@ -78,13 +78,13 @@ func policyFlags(fs *flagDefs) func(o *options) error {
 // workloadFlags: the YCSB workload and its rate. Runs after the scenario,
 // cluster and client checks (-utilization needs their values).
 func (c *cli) workloadFlags(fs *flagDefs) func(o *options) error {
-	workload := fs.String("workload", "b", "YCSB workload: built-in a..f or a .properties file")
+	workload := fs.String("workload", "b", "YCSB workload: built-in a..f (YCSB's workload with operationcount "+fmt.Sprint(builtinOps)+") or a .properties file (as -P)")
 	var pfiles listFlag
 	fs.Var(&pfiles, "P", "workload `file` as YCSB's -P (repeatable, later files override earlier; workloads/workloada..f are built in); instead of -workload")
 	props := propFlags{}
 	fs.Var(props, "p", "workload property `key=value` (repeatable), as YCSB's -p")
 	records := fs.Int64("records", 0, "recordcount (0 = the workload's)")
-	ops := fs.Int64("ops", 10000, "operationcount per policy (0 = the workload's)")
+	ops := fs.Int64("ops", builtinOps, "operationcount per policy (0 = the workload's)")
 	threads := fs.Int("threads", 32, "client threads (threadcount)")
 	target := fs.Float64("target", 1000, "target ops/s over all threads; 0 = as fast as possible")
 	util := fs.Float64("utilization", 0, "embedded cluster: set the target to this fraction (0 < U < 1) of the cluster's average service capacity")
@@ -156,7 +156,9 @@ func (c *cli) workloadFlags(fs *flagDefs) func(o *options) error {
 		} else {
 			put("target", "target", fmt.Sprint(*target))
 		}
-		merged := base.Merge(defaults).Merge(ycsb.Properties(props)).Merge(explicit)
+		// YCSB's order (Client.java): explicit flags, then -p, then the
+		// workload files in order, then the built-in defaults.
+		merged := defaults.Merge(base).Merge(ycsb.Properties(props)).Merge(explicit)
 		o.cfg, err = ycsb.ParseConfig(merged)
 		if err != nil {
 			return &flagError{fmt.Sprintf("-workload %s: %v", o.workload, err)}
@@ -172,12 +174,21 @@ func (c *cli) workloadFlags(fs *flagDefs) func(o *options) error {
 	}
 }
 
+// builtinOps is the operation count of a run with no operationcount
+// anywhere, and of the built-in -workload a..f.
+const builtinOps = 10000
+
 // workloadFiles loads the workload file(s): -P as YCSB, or -workload.
 func (o *options) workloadFiles(pfiles []string, workload string, workloadSet bool) (ycsb.Properties, error) {
 	if len(pfiles) == 0 {
 		p, err := ycsb.LoadProperties(workload)
 		if err != nil {
 			return nil, &flagError{"-workload: " + err.Error()}
+		}
+		if _, berr := ycsb.BuiltinProperties(workload); berr == nil {
+			// -workload a..f is this tool's preset: YCSB's mix, run for
+			// builtinOps operations (-P workloads/workloada is YCSB's file as is).
+			p = p.Merge(ycsb.Properties{"operationcount": fmt.Sprint(builtinOps)})
 		}
 		o.workload = workload
 		return p, nil

@@ -133,7 +133,7 @@ func commandLine(stderr io.Writer) *cli {
 			fmt.Fprintf(w, "    %-17s %s\n", n, policies[n].help)
 		}
 	})
-	c.topic("Workload", "as YCSB: -P file and -p key=value; explicit flags win over -p, -p over the file", c.workloadFlags)
+	c.topic("Workload", "as YCSB: -P file and -p key=value; a flag given wins over -p, -p over the files (later over earlier), the files over the defaults shown", c.workloadFlags)
 	c.topic("Scenario", "embedded cluster only; with -hosts the scenario is steady", c.scenarioFlags)
 	c.describe(func(w io.Writer) {
 		fmt.Fprintln(w, "  scenarios:")
@@ -149,9 +149,9 @@ func commandLine(stderr io.Writer) *cli {
 	return c
 }
 
-// parseFlags parses and validates args. Precedence for workload settings:
-// explicitly given flags > -p key=value > defaults of -ops/-target/-threads
-// > the workload file(s).
+// parseFlags parses and validates args. Precedence for every workload
+// property, as YCSB's: a flag given on the command line > -p key=value >
+// the workload file(s), later over earlier > the flags' defaults.
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	c := commandLine(stderr)
 	o := &options{command: strings.TrimSpace("ycsb-lite " + strings.Join(args, " "))}
