@@ -56,8 +56,13 @@ type PolicyResult struct {
 	Series        []ycsb.SeriesPoint `json:"latency_series,omitempty"`
 	Run           ycsb.Result        `json:"run"`
 	Extra         []ycsb.Result      `json:"extra_workloads,omitempty"` // e.g. the update-heavy workload of workload-shift
-	Interrupted   bool               `json:"interrupted,omitempty"`
-	Note          string             `json:"note,omitempty"`
+	// Interrupted: stopped by Ctrl-C before all operations were done;
+	// Truncated: stopped by the time limit (-duration, maxexecutiontime).
+	// Either way Operations of OperationsAsked were done.
+	Interrupted     bool   `json:"interrupted,omitempty"`
+	Truncated       bool   `json:"truncated,omitempty"`
+	OperationsAsked int64  `json:"operations_asked,omitempty"` // 0 = unbounded
+	Note            string `json:"note,omitempty"`
 	// PolicyStats is the policy's own per-host view at the end of the run
 	// (tailroute's policy.Stats), when it has one.
 	PolicyStats any `json:"policy_stats,omitempty"`
@@ -229,7 +234,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	for _, res := range r.Results {
 		l := res.Latency
 		name := res.Policy
-		if res.Interrupted {
+		if res.Interrupted || res.Truncated {
 			name += "*"
 		}
 		row := []string{name, fmt.Sprintf("%.0f", res.Throughput), msf(l.MeanUs), ms(l.P50Us), ms(l.P90Us),
@@ -252,9 +257,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 		return err
 	}
 	for _, res := range r.Results {
-		if res.Interrupted {
-			_, err := fmt.Fprintln(w, "* interrupted: partial measurement")
-			return err
+		if line := res.partial(); line != "" {
+			if _, err := fmt.Fprintf(w, "* %s: %s\n", res.Policy, line); err != nil {
+				return err
+			}
 		}
 	}
 	if err := r.writeFaults(w); err != nil {
@@ -298,4 +304,21 @@ func hostLess(a, b string) bool {
 		}
 	}
 	return a < b
+}
+
+// partial says why a run is a partial measurement ("" when it is not).
+func (res *PolicyResult) partial() string {
+	how := ""
+	switch {
+	case res.Interrupted:
+		how = "interrupted"
+	case res.Truncated:
+		how = "truncated by the time limit"
+	default:
+		return ""
+	}
+	if res.OperationsAsked > 0 {
+		return fmt.Sprintf("%s after %d of %d operations: partial measurement", how, res.Operations, res.OperationsAsked)
+	}
+	return fmt.Sprintf("%s after %d operations: partial measurement", how, res.Operations)
 }

@@ -49,9 +49,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// gocql leaves running for a moment after Session.Close. Everything goes
 	// through one lock, and nothing is written once run returns (a caller
 	// reading its buffer then would race with them; -race caught it).
+	if err := o.checkOutputs(); err != nil {
+		fmt.Fprintf(stderr, "ycsb-lite: %v\n(run ycsb-lite -h for the flags)\n", err)
+		return exitUsage
+	}
 	ew := &lockedWriter{w: stderr}
 	defer ew.close()
 	stderr = ew
+	// With -json - stdout carries the JSON document only; what is printed
+	// for people (summaries, table, file names) goes to stderr.
+	jsonOut := stdout
+	if o.jsonPath == "-" {
+		stdout = ew
+	}
 	r := &runner{o: o, stdout: stdout, stderr: ew}
 	rep, err := r.compare(ctx)
 	interrupted := ctx.Err() != nil
@@ -81,7 +91,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	if o.jsonPath == "-" {
-		_ = rep.WriteJSON(stdout)
+		if err := rep.WriteJSON(jsonOut); err != nil {
+			fmt.Fprintf(stderr, "ycsb-lite: writing the JSON report to stdout: %v\n", err)
+			code = exitFailure
+		}
 	} else if f, err := os.Create(o.jsonPath); err != nil {
 		fmt.Fprintf(stderr, "ycsb-lite: -json %s: %v\n", o.jsonPath, err)
 		code = exitFailure
@@ -133,4 +146,29 @@ func (l *lockedWriter) close() {
 	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()
+}
+
+// checkOutputs makes sure, before any load, that the results can be
+// written: -out is (or is created as) a writable directory and -json's
+// directory exists once -out does.
+func (o *options) checkOutputs() error {
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return badFlag("out", o.out, "a directory that exists or can be created ("+err.Error()+")")
+	}
+	probe, err := os.CreateTemp(o.out, ".ycsb-lite-probe-*")
+	if err != nil {
+		return badFlag("out", o.out, "a writable directory ("+err.Error()+")")
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	if o.jsonPath == "-" {
+		return nil
+	}
+	if st, err := os.Stat(o.jsonPath); err == nil && st.IsDir() {
+		return badFlag("json", o.jsonPath, "a file path, not a directory")
+	}
+	if st, err := os.Stat(filepath.Dir(o.jsonPath)); err != nil || !st.IsDir() {
+		return badFlag("json", o.jsonPath, "a file in an existing directory, or - for stdout")
+	}
+	return nil
 }

@@ -193,7 +193,7 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 	if o.progress {
 		fmt.Fprint(r.stderr, "\r\033[K")
 	}
-	st.done(run.Done(), res.Elapsed)
+	st.done(res, run.Done())
 	if runErr != nil {
 		return nil, runErr
 	}
