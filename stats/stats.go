@@ -38,6 +38,9 @@ type HostStats struct {
 	// longer than the stall threshold (see the adapters' WithStall): the
 	// rate limiter does not promote it.
 	Stalled bool
+	// RateInterval is the rate window (delta) Rate and ReceiveRate are
+	// counted per (the tracker's RateConfig.Interval, default 20ms).
+	RateInterval time.Duration
 }
 
 // Counters are cumulative policy events.
