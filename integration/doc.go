@@ -17,7 +17,7 @@
 //	                    readers: no read fails, new attempts to it stop within
 //	                    400 ms, p99/p95/slow share far below token-aware
 //	                    round robin's in the same test
-//	TestThreeNodeFaults discovery; a node slowed 10x through POST /model loses
+//	TestThreeNodeFaults discovery; a node slowed 25x through POST /model loses
 //	                    its share; docker stop: reads keep succeeding; docker
 //	                    start: the node serves reads again within 45 s
 //	TestRealCassandra   discovery and the pause scenario against a real

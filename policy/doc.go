@@ -67,7 +67,7 @@
 // do not keep the host avoided once it answers normally again.
 //
 // Two departures from the paper's Algorithms 1 and 2, both measured (see
-// docs/RESULTS.md): a stalled host (one that owes responses and has been
+// docs/experiments/): a stalled host (one that owes responses and has been
 // silent for max(StallMin, StallFactor*R_s), tracker.View.Silence) is never
 // "within rate" — its rate only adapts when responses return, so a frozen
 // host would otherwise look like spare capacity to Algorithm 1; and the

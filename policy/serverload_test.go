@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -275,7 +276,10 @@ func TestServerLoadSkipsHostWithoutTable(t *testing.T) {
 
 // TestServerLoadPollTimeoutDoesNotTouchUserQueries: polls of one host
 // hang until their timeout; user queries on that host are neither delayed
-// nor failed, the host keeps being polled and gets no sample.
+// nor failed, the host keeps being polled and gets no sample. "Not
+// delayed" is checked as an order of events: with one poll of the host
+// held (past its timeout) until the test lets it go, 300 user queries on
+// replica sets that all contain the host complete first.
 func TestServerLoadPollTimeoutDoesNotTouchUserQueries(t *testing.T) {
 	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 7, Model: sim.ServiceModel{ZeroService: true}})
 	const interval = 30 * time.Millisecond
@@ -283,28 +287,52 @@ func TestServerLoadPollTimeoutDoesNotTouchUserQueries(t *testing.T) {
 	require.NoError(t, err)
 	hung := c.Hosts()[0]
 	var timeouts atomic.Int64
+	var hold atomic.Pointer[chan struct{}] // set: the next timed-out poll of hung waits for it to close
+	held := make(chan struct{}, 1)
 	q := p.pollQuery
 	p.pollQuery = func(ctx context.Context, s *gocql.Session, e *gocql.HostInfo, id string) (route.ThreadPoolSample, error) {
 		if e.ConnectAddress().String() == hung {
 			<-ctx.Done() // a poll that never comes back in time
 			timeouts.Add(1)
+			if rel := hold.Load(); rel != nil {
+				held <- struct{}{}
+				<-*rel
+			}
 		}
 		return q(ctx, s, e, id) // the real query with the expired context
 	}
 	s := loadSession(t, c, p, quietLogger{})
 	createKeyspace(t, s, "slt", "{'class':'SimpleStrategy','replication_factor':3}")
 	require.Eventually(t, func() bool { return timeouts.Load() >= 3 }, 5*time.Second, 5*time.Millisecond)
-	var slowest time.Duration
-	for i := 0; i < 300; i++ {
-		start := time.Now()
-		var v string
-		err := s.Query("SELECT field0 FROM slt.usertable WHERE y_id = ?", fmt.Sprint(i)).Scan(&v)
-		require.ErrorIs(t, err, gocql.ErrNotFound)
-		slowest = max(slowest, time.Since(start))
+
+	rel := make(chan struct{})
+	var release sync.Once
+	defer release.Do(func() { close(rel) })
+	hold.Store(&rel)
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the hung host is no longer polled")
 	}
-	// Every replica set contains the hung host; no query waited for a poll
-	// (a poll holds nothing a user query needs). Generous bound: 10 intervals.
-	assert.Less(t, slowest, 10*interval)
+	hold.Store(nil)
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; i < 300; i++ {
+			var v string
+			if err := s.Query("SELECT field0 FROM slt.usertable WHERE y_id = ?", fmt.Sprint(i)).Scan(&v); !errors.Is(err, gocql.ErrNotFound) {
+				done <- fmt.Errorf("query %d: %v, want %v", i, err, gocql.ErrNotFound)
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("user queries wait for the held poll")
+	}
+	release.Do(func() { close(rel) })
 	for _, st := range p.Stats() {
 		assert.Zero(t, st.InFlight, st.Address)
 	}

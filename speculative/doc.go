@@ -120,7 +120,7 @@
 // result, so a hedge cannot be declined when its timer fires. This is why
 // the factor matters: a cap that ordinary hedging reaches (factor 1) also
 // refuses to arm the requests a stall is about to catch, while factor 3
-// only binds in bursts (docs/RESULTS.md, "Hedging with a burst cap").
+// only binds in bursts (docs/experiments/hedging-burst-cap.md).
 //
 // # Metrics
 //
@@ -167,8 +167,8 @@
 // hedge rate does not see them. The budget window is 10s rather than
 // shorter because a short window also cuts the reserve that stalls need.
 // Enable hedging for latency-critical reads; on a cluster whose clients
-// send very unequal load, measure first (docs/RESULTS.md, "Hedging with a
-// burst cap", has the figures per scenario).
+// send very unequal load, measure first (docs/experiments/hedging-burst-cap.md
+// has the figures per scenario).
 //
 // With tailroute's policy, a losing attempt is not forgotten: CQL has no
 // cancel, so the tracker counts it as orphaned (still queued on its host)
@@ -185,7 +185,7 @@
 // after the query returned; armed executions are at most a few per cent).
 // Delay() is one atomic read; Recorder.Record one clock read and one
 // atomic add; a quantile scan runs once per refresh interval.
-// docs/RESULTS.md has the benchmark figures (go test -run '^$' -bench .
+// docs/experiments/hedging-driver-free-core.md has the benchmark figures (go test -run '^$' -bench .
 // -benchmem ./speculative/).
 //
 // The wrapped policy's own plan may be pooled (ours is, see policy.Pick):

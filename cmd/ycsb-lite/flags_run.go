@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tailroute/tailroute/ycsb"
+	"github.com/tailroute/tailroute/internal/ycsb"
 )
 
 // policyFlags: which policies run. -compare is the one way to choose them;

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
-	"github.com/tailroute/tailroute/ycsb"
+	"github.com/tailroute/tailroute/internal/ycsb"
 )
 
 // defaultCompare is what runs with no flags at all.

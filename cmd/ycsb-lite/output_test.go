@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/tailroute/tailroute/report"
+	"github.com/tailroute/tailroute/internal/report"
 )
 
 // smallRun is a short run on a 3-node embedded cluster.

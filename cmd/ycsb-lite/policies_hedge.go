@@ -6,8 +6,11 @@ import (
 	"strings"
 	"time"
 
+	gocql2 "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/gocql/gocql"
+	aspeculative "github.com/tailroute/tailroute/apache/speculative"
 	"github.com/tailroute/tailroute/speculative"
+	"github.com/tailroute/tailroute/stats"
 )
 
 // hedgeSuffix turns any policy into its hedged variant: "tailroute+hedge"
@@ -54,10 +57,12 @@ func (v hedgeVariant) options(hp any) []speculative.Option {
 	return opts
 }
 
-// hedgedSpec wraps base with hedging. The hedge delay follows tailroute's own
-// tracker when the base policy is ours, else the hedger's built-in recorder.
-// A retry policy is set as speculative's doc asks, so an error on one attempt
-// moves on to the next host instead of beating a slower success.
+// hedgedSpec wraps base with hedging, through speculative (gocql v1) or
+// apache/speculative (v2, Arm per query). The hedge delay follows
+// tailroute's own tracker when the base policy is ours, else the hedger's
+// built-in recorder. A retry policy is set as speculative's doc asks, so an
+// error on one attempt moves on to the next host instead of beating a
+// slower success.
 func hedgedSpec(base policySpec, variant hedgeVariant) policySpec {
 	return policySpec{
 		name:      base.name + hedgeSuffix + variant.name,
@@ -65,24 +70,58 @@ func hedgedSpec(base policySpec, variant hedgeVariant) policySpec {
 		simOnly:   base.simOnly,
 		noLocalDC: base.noLocalDC,
 		payload:   base.payload,
-		install: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
-			inst, err := base.install(env, cfg)
+		v1: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
+			inst, err := base.v1(env, cfg)
 			if err != nil {
 				return inst, err
 			}
-			h, err := speculative.New(variant.options(cfg.PoolConfig.HostSelectionPolicy)...)
-			if err != nil {
-				return inst, err
-			}
-			if err := speculative.Wire(cfg, h); err != nil {
-				return inst, err
-			}
-			if cfg.RetryPolicy == nil {
+			_, err = hedge(speculative.New, speculative.Wire, cfg, variant.options(cfg.PoolConfig.HostSelectionPolicy), &inst)
+			if err == nil && cfg.RetryPolicy == nil {
 				cfg.RetryPolicy = &gocql.SimpleRetryPolicy{NumRetries: 2}
 			}
-			inst.stats = hedgeStats(inst.stats, func() any { return h.Stats() })
-			return inst, nil
+			return inst, err
 		},
+		v2: func(env policyEnv, cfg *gocql2.ClusterConfig) (installed, error) {
+			inst, err := base.v2(env, cfg)
+			if err != nil {
+				return inst, err
+			}
+			h, err := hedge(aspeculative.New, aspeculative.Wire, cfg, variant.options(cfg.PoolConfig.HostSelectionPolicy), &inst)
+			if err == nil {
+				inst.arm = h.Arm
+				if cfg.RetryPolicy == nil {
+					cfg.RetryPolicy = &gocql2.SimpleRetryPolicy{NumRetries: 2}
+				}
+			}
+			return inst, err
+		},
+	}
+}
+
+// hedge builds a hedger with one adapter's New, installs it with its Wire
+// and adds its counters to inst's stats (hedgeStats).
+func hedge[C any, H interface{ Stats() stats.Hedging }](newHedger func(...speculative.Option) (H, error), wire func(C, H) error,
+	cfg C, opts []speculative.Option, inst *installed) (H, error) {
+	h, err := newHedger(opts...)
+	if err != nil {
+		return h, err
+	}
+	if err := wire(cfg, h); err != nil {
+		return h, err
+	}
+	inst.stats = hedgeStats(inst.stats, func() any { return h.Stats() })
+	return h, nil
+}
+
+// hedgeStats is the JSON report's stats of a hedged policy: the hedger's
+// and, when it has some, the base policy's.
+func hedgeStats(base func() any, hedging func() any) func() any {
+	return func() any {
+		out := map[string]any{"hedging": hedging()}
+		if base != nil {
+			out["policy"] = base()
+		}
+		return out
 	}
 }
 

@@ -7,9 +7,9 @@ import (
 	"sort"
 	"time"
 
-	"github.com/tailroute/tailroute/report"
+	"github.com/tailroute/tailroute/internal/report"
+	"github.com/tailroute/tailroute/internal/ycsb"
 	"github.com/tailroute/tailroute/sim"
-	"github.com/tailroute/tailroute/ycsb"
 )
 
 // policyRun is one policy's finished run phase, as resultOf reports it.

@@ -12,7 +12,7 @@ const (
 	// budget, see the budget-pressure controller) through unhindered and
 	// stops a slow phase from spending seconds' worth of budget in 200ms
 	// (factor 1 also denied the requests a stall was about to catch; see
-	// docs/RESULTS.md).
+	// docs/experiments/hedging-burst-cap.md).
 	DefaultBurstFactor = 3.0
 	// DefaultBurstFloor is how many hedges per horizon are always allowed,
 	// whatever the request rate.

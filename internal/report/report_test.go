@@ -9,7 +9,7 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/tailroute/tailroute/ycsb"
+	"github.com/tailroute/tailroute/internal/ycsb"
 )
 
 func sample(policy string, scale int64) PolicyResult {

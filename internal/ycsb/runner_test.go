@@ -312,13 +312,17 @@ func newMemDBWith(old *memDB) *memDB {
 }
 
 func TestSeries(t *testing.T) {
+	// An operation goes to the interval the time since the series' start
+	// falls in. With one-hour intervals, moving the start back stands in
+	// for the time passing between the two operations, whatever the
+	// scheduler does between two lines.
 	m := NewMeasurements(2, false)
-	m.EnableSeries(time.Now(), 20*time.Millisecond)
+	m.EnableSeries(time.Now(), time.Hour)
 	m.RecordOp(0, OpRead, time.Millisecond, time.Millisecond, nil)
-	time.Sleep(45 * time.Millisecond)
+	m.EnableSeries(time.Now().Add(-150*time.Minute), time.Hour) // 2.5 intervals later
 	m.RecordOp(1, OpRead, 5*time.Millisecond, 5*time.Millisecond, nil)
 	s := m.Series()
-	if len(s) < 2 || s[0].Operations != 1 || s[len(s)-1].Operations != 1 || s[len(s)-1].P50Us < 4900 {
+	if len(s) != 3 || s[0].Operations != 1 || s[1].Operations != 0 || s[2].Operations != 1 || s[2].P50Us < 4900 || s[2].Offset != 2*time.Hour {
 		t.Fatalf("series %+v", s)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/tailroute/tailroute/ycsb"
+	"github.com/tailroute/tailroute/internal/ycsb"
 )
 
 // NodeLoad is one node's part in a run.
