@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"math"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -90,6 +92,8 @@ func (c *cli) workloadFlags(fs *flagDefs) func(o *options) error {
 	util := fs.Float64("utilization", 0, "embedded cluster: set the target to this fraction (0 < U < 1) of the cluster's average service capacity")
 	duration := &autoDuration{d: -1}
 	fs.Var(duration, "duration", "max run time per policy (maxexecutiontime): a `duration`; auto = 2 x ops/target + 5s when a target is set, else none; 0 = none")
+	warmup := &warmupFlag{}
+	fs.Var(warmup, "warmup", "before each policy's measured run: run the workload for this many `operations or a duration` (e.g. 2000 or 10s), same threads and target, not measured; 0 = none")
 	phase := fs.String("phase", "both", "load, run or both")
 	seed := fs.Int64("seed", 1, "seed for the workload and the simulated cluster")
 	return func(o *options) error {
@@ -167,6 +171,7 @@ func (c *cli) workloadFlags(fs *flagDefs) func(o *options) error {
 		if o.cfg.FieldNamePrefix != "field" && o.hosts == nil {
 			return &flagError{"fieldnameprefix: the simulated cluster's usertable has columns field0..fieldN; allowed: field"}
 		}
+		o.warmupOps, o.warmupFor = warmup.ops, warmup.d
 		if err := o.setDuration(duration.d); err != nil {
 			return err
 		}
@@ -363,4 +368,37 @@ func clientFlags(fs *flagDefs) func(o *options) error {
 		o.demandSkew = strings.TrimSpace(*skew)
 		return nil
 	}
+}
+
+// warmupFlag is -warmup: a number of operations or a duration.
+type warmupFlag struct {
+	ops int64
+	d   time.Duration
+}
+
+func (f *warmupFlag) String() string {
+	switch {
+	case f == nil:
+		return ""
+	case f.d > 0:
+		return f.d.String()
+	}
+	return strconv.FormatInt(f.ops, 10)
+}
+
+func (f *warmupFlag) Set(s string) error {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n < 0 || n > 1<<40 {
+			return errors.New("want operations >= 0 or a duration such as 10s")
+		}
+		f.ops, f.d = n, 0
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 || d > 24*time.Hour {
+		return errors.New("want operations >= 0 or a duration in 0..24h such as 10s")
+	}
+	f.ops, f.d = 0, d
+	return nil
 }

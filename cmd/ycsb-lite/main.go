@@ -38,6 +38,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ycsb-lite: %v\n(run ycsb-lite -h for the flags)\n", err)
 		return exitUsage
 	}
+	if o.showVersion {
+		fmt.Fprintln(stdout, version())
+		return exitOK
+	}
 	if o.listPolicies {
 		for _, n := range policyNames() {
 			fmt.Fprintln(stdout, n)
@@ -86,6 +90,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ycsb-lite: writing the table: %v\n", err)
 		code = exitFailure
 	}
+	if o.baseline != nil {
+		if err := rep.WriteBaseline(stdout, o.baseline, o.baselineName); err != nil {
+			fmt.Fprintf(stderr, "ycsb-lite: writing the baseline comparison: %v\n", err)
+			code = exitFailure
+		}
+	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		fmt.Fprintf(stderr, "ycsb-lite: -out %s: %v\n", o.out, err)
 		return exitFailure
@@ -111,7 +121,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if o.hdr && o.run {
-		fmt.Fprintf(stdout, "hdr: %s\n", filepath.Join(o.out, "<policy>-run.hgrm (percentile distribution), <policy>-run.hlog (interval log)"))
+		fmt.Fprintf(stdout, "hdr: %s\n", filepath.Join(o.out, "<policy>-run.hgrm (percentile distribution), <policy>-run.hlog (interval log), <policy>-run-<OP>.hgrm (per operation type)"))
 	}
 	if o.plots {
 		paths, err := rep.WritePlots(o.out)

@@ -528,7 +528,7 @@ func TestCompareHedged(t *testing.T) {
 	if !ok {
 		t.Fatalf("no hedging stats in %v", st)
 	}
-	execs, hedges := h["Executions"].(float64), h["Hedges"].(float64)
+	execs, hedges := h["executions"].(float64), h["hedges"].(float64)
 	t.Logf("executions %v hedges %v", execs, hedges)
 	if execs < 600 {
 		t.Errorf("executions %v, want >= 600 (every run-phase operation goes through the hedging policy)", execs)

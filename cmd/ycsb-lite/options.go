@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+	"github.com/tailroute/tailroute/internal/report"
 	"github.com/tailroute/tailroute/internal/ycsb"
 )
 
@@ -21,6 +22,7 @@ var defaultCompare = []string{"tailroute", "token-aware", "tailroute-p2c"}
 // options is the validated command line.
 type options struct {
 	listPolicies bool     // -list-policies: print the policy names and exit
+	showVersion  bool     // -version: print the version and exit
 	hosts        []string // empty = embedded simulated cluster
 	port         int
 	nodes, rf    int
@@ -84,6 +86,20 @@ type options struct {
 	// payloadFeedback (-payload-feedback): the simulator attaches q_s and
 	// 1/mu_s to every response and policies with a +payload variant run as it.
 	payloadFeedback bool
+
+	// replication is -replication (nil = -rf); dropKeyspace is
+	// -drop-keyspace.
+	replication  []dcReplicas
+	dropKeyspace bool
+
+	// baseline is -baseline's report (nil = none), baselineName its path.
+	baseline     *report.Report
+	baselineName string
+
+	// warmup is -warmup: operations (warmupOps) or a duration (warmupFor)
+	// run before each policy's measured run phase; zero = none.
+	warmupOps int64
+	warmupFor time.Duration
 
 	// tailTerm is -tail-term: k of tailroute's C3 score Psi_s + k/mu_s
 	// (policy.WithTailTerm); nil = the policy's default.
@@ -166,8 +182,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		}
 		return nil, err
 	}
-	if o.listPolicies {
-		return &options{listPolicies: true}, nil
+	if o.listPolicies || o.showVersion {
+		return &options{listPolicies: o.listPolicies, showVersion: o.showVersion}, nil
 	}
 	if o.localDC != "" {
 		for _, p := range o.policies {
@@ -196,10 +212,20 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	return o, nil
 }
 
-// replication is the keyspace's replication map: SimpleStrategy with -rf,
-// or, on an embedded cluster with several DCs, NetworkTopologyStrategy with
-// -rf in each.
-func (o *options) replication() string {
+// replicationMap is the keyspace's replication map: NetworkTopologyStrategy
+// as -replication gives it; else SimpleStrategy with -rf, or, on an
+// embedded cluster with several DCs, NetworkTopologyStrategy with -rf in
+// each.
+func (o *options) replicationMap() string {
+	if o.replication != nil {
+		var b strings.Builder
+		b.WriteString("{'class': 'NetworkTopologyStrategy'")
+		for _, r := range o.replication {
+			fmt.Fprintf(&b, ", '%s': %d", r.dc, r.n)
+		}
+		b.WriteString("}")
+		return b.String()
+	}
 	if o.hosts != nil || o.dcs <= 1 {
 		return fmt.Sprintf("{'class': 'SimpleStrategy', 'replication_factor': %d}", o.rf)
 	}
@@ -228,4 +254,16 @@ func identOK(s string) bool {
 		}
 	}
 	return true
+}
+
+// replicationNote names the keyspace's replication for the report header.
+func (o *options) replicationNote() string {
+	if o.replication == nil {
+		return fmt.Sprintf("RF %d", o.rf)
+	}
+	parts := make([]string, len(o.replication))
+	for i, r := range o.replication {
+		parts[i] = fmt.Sprintf("%s:%d", r.dc, r.n)
+	}
+	return "replication " + strings.Join(parts, ",")
 }

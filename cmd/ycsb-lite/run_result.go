@@ -100,14 +100,14 @@ func (r *runner) resultOf(p policyRun) *report.PolicyResult {
 	}
 	if len(clients) == 1 {
 		if st := clients[0].inst.stats; st != nil {
-			pr.PolicyStats = st()
+			pr.PolicyStats = report.JSONView(st())
 		}
 	} else if clients[0].inst.stats != nil {
 		all := make([]any, len(clients))
 		for i, c := range clients {
 			all[i] = c.inst.stats()
 		}
-		pr.PolicyStats = all
+		pr.PolicyStats = report.JSONView(all)
 	}
 	return pr
 }

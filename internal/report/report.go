@@ -64,7 +64,8 @@ type PolicyResult struct {
 	OperationsAsked int64  `json:"operations_asked,omitempty"` // 0 = unbounded
 	Note            string `json:"note,omitempty"`
 	// PolicyStats is the policy's own per-host view at the end of the run
-	// (tailroute's policy.Stats), when it has one.
+	// (tailroute's policy.Stats; a hedged policy's "hedging" counters), when
+	// it has one, as JSONView writes it (snake_case, units in the names).
 	PolicyStats any `json:"policy_stats,omitempty"`
 	// ClientOps are the operations each client completed, in client order
 	// (one entry per client of Report.Clients).
