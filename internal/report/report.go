@@ -257,6 +257,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if legend := nodeLegend(hosts); legend != "" {
+		if _, err := fmt.Fprintln(w, legend); err != nil {
+			return err
+		}
+	}
 	for _, res := range r.Results {
 		if line := res.partial(); line != "" {
 			if _, err := fmt.Fprintf(w, "* %s: %s\n", res.Policy, line); err != nil {
@@ -282,6 +287,21 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
+}
+
+// nodeLegend names the IP of each node column shortHost abbreviated
+// ("nodes: n1 = 127.0.0.1, ..."); "" when none was.
+func nodeLegend(hosts []string) string {
+	var parts []string
+	for _, h := range hosts {
+		if s := shortHost(h); s != h {
+			parts = append(parts, s+" = "+h)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "nodes: " + strings.Join(parts, ", ")
 }
 
 // shortHost abbreviates 127.0.0.3 to .3 for table headers when unambiguous.
