@@ -13,6 +13,7 @@ import (
 	"github.com/gocql/gocql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/route"
 	"github.com/tailroute/tailroute/internal/simtest"
 	"github.com/tailroute/tailroute/sim"
@@ -20,16 +21,16 @@ import (
 
 func TestWithServerLoadValidated(t *testing.T) {
 	for _, d := range []time.Duration{0, -time.Second, 5 * time.Millisecond, 2 * time.Minute, 1 << 62} {
-		_, err := New(WithServerLoad(d))
+		_, err := New(tailroute.WithServerLoad(d))
 		require.Error(t, err, "%v", d)
 		assert.Contains(t, err.Error(), fmt.Sprintf("WithServerLoad: ServerLoadInterval = %v, allowed 10ms..1m0s", d))
 	}
-	p, err := New(WithServerLoad(DefaultServerLoadInterval))
+	p, err := New(tailroute.WithServerLoad(tailroute.DefaultServerLoadInterval))
 	require.NoError(t, err)
-	assert.Equal(t, DefaultServerLoadInterval, p.r.Config().ServerLoadInterval())
+	assert.Equal(t, tailroute.DefaultServerLoadInterval, p.r.Config().ServerLoad)
 	p, err = New()
 	require.NoError(t, err)
-	assert.Zero(t, p.r.Config().ServerLoadInterval(), "off by default")
+	assert.Zero(t, p.r.Config().ServerLoad, "off by default")
 	assert.Equal(t, ServerLoadCounters{}, p.ServerLoadCounters())
 }
 
@@ -181,7 +182,7 @@ func (r *pollRecorder) of(ip string) []route.ThreadPoolSample {
 func TestServerLoadFollowsSlowNode(t *testing.T) {
 	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 5, Model: sim.ServiceModel{Workers: 2, MeanService: 2 * time.Millisecond}})
 	const interval = 50 * time.Millisecond
-	p, err := New(WithServerLoad(interval), WithConcurrencyWeight(4))
+	p, err := New(tailroute.WithServerLoad(interval), tailroute.WithConcurrencyWeight(4))
 	require.NoError(t, err)
 	rec := recordPolls(p)
 	s := loadSession(t, c, p, quietLogger{})
@@ -251,7 +252,7 @@ func TestServerLoadSkipsHostWithoutTable(t *testing.T) {
 	legacy := c.Hosts()[1]
 	c.Node(legacy).SetVirtualTables(false)
 	const interval = 20 * time.Millisecond
-	p, err := New(WithServerLoad(interval))
+	p, err := New(tailroute.WithServerLoad(interval))
 	require.NoError(t, err)
 	log := &captureLogger{}
 	s := loadSession(t, c, p, log)
@@ -283,7 +284,7 @@ func TestServerLoadSkipsHostWithoutTable(t *testing.T) {
 func TestServerLoadPollTimeoutDoesNotTouchUserQueries(t *testing.T) {
 	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 7, Model: sim.ServiceModel{ZeroService: true}})
 	const interval = 30 * time.Millisecond
-	p, err := New(WithServerLoad(interval))
+	p, err := New(tailroute.WithServerLoad(interval))
 	require.NoError(t, err)
 	hung := c.Hosts()[0]
 	var timeouts atomic.Int64
@@ -350,7 +351,7 @@ func TestServerLoadPollTimeoutDoesNotTouchUserQueries(t *testing.T) {
 func TestServerLoadHostDownMidPollAndRestart(t *testing.T) {
 	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 8, Model: sim.ServiceModel{Workers: 2, MeanService: time.Millisecond}})
 	const interval = 30 * time.Millisecond
-	p, err := New(WithServerLoad(interval))
+	p, err := New(tailroute.WithServerLoad(interval))
 	require.NoError(t, err)
 	victim := c.Hosts()[2]
 	var stopOnce sync.Once

@@ -61,8 +61,8 @@ type wrapper interface {
 // ClusterConfig): the first session keeps being served as before, the
 // second gets no hosts (its queries fail with gocql.ErrNoConnections), the
 // refusal is logged, with the fix (one Policy per session), through the
-// Logger of the ClusterConfig given to Wire (else gocql.Logger), and Err
-// returns it.
+// Logger of the ClusterConfig given to Wire (else the driver's default
+// logger), and Err returns it.
 func (p *Policy) Init(s *gocql.Session) {
 	if p.sess.Admit(s, p.r.ForgetHosts, p.refuse) {
 		p.r.SetKeyspaceFunc(keyspaceFunc(s.KeyspaceMetadata))
@@ -87,14 +87,4 @@ func (p *Policy) refuse() {
 // are none.
 func (p *Policy) Err() error {
 	return errors.Join(p.sess.Err(), p.r.DCProblem())
-}
-
-// logf logs through the Logger of the ClusterConfig given to Wire, else
-// through gocql.Logger, as gocql logs its own messages.
-func (p *Policy) logf(format string, a ...any) {
-	var l gocql.StdLogger = gocql.Logger
-	if c := p.sess.Wired(); c != nil && c.Logger != nil {
-		l = c.Logger
-	}
-	l.Printf("tailroute/policy: "+format, a...)
 }

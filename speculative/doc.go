@@ -6,7 +6,7 @@
 // # Use
 //
 //	h, err := speculative.New()                 // p95, clamp [1ms, 500ms], budget 5% over 10s
-//	// or follow our policy: speculative.New(speculative.WithSource(p))
+//	// or follow our policy: speculative.New(tailroute.WithSource(p))
 //	err = speculative.Wire(cluster, h)          // after policy.Wire, if any
 //	session, err := cluster.CreateSession()
 //	...

@@ -9,14 +9,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/simtest"
+	"github.com/tailroute/tailroute/internal/track"
 	"github.com/tailroute/tailroute/policy"
 	"github.com/tailroute/tailroute/sim"
-	"github.com/tailroute/tailroute/tracker"
 )
 
 // the tracker is a LatencySource
-var _ LatencySource = (*tracker.Tracker)(nil)
+var _ tailroute.LatencySource = (*track.Tracker)(nil)
 
 // TestSimWithOurPolicy: hedging on top of our C3 policy, the delay
 // following its tracker. One node of three stalls 500ms every 2s
@@ -41,7 +42,7 @@ func TestSimWithOurPolicy(t *testing.T) {
 	base, _ := newSimSession(t, c, simKS, nil, wireBase)
 
 	wireHedged, p := withC3(t)
-	h, err := New(WithSource(p))
+	h, err := New(tailroute.WithSource(p))
 	require.NoError(t, err)
 	hedged, attempts := newSimSession(t, c, simKS, h, wireHedged)
 

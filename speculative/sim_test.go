@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/simtest"
 	"github.com/tailroute/tailroute/sim"
 )
@@ -163,9 +164,9 @@ func TestSimHedgingCutsStallTail(t *testing.T) {
 
 // assertDelayFollows checks that h's delay is src's latency at h's
 // effective quantile, clamped (simtest.DelayFollows).
-func assertDelayFollows(t *testing.T, h *Hedger, src LatencySource) {
+func assertDelayFollows(t *testing.T, h *Hedger, src tailroute.LatencySource) {
 	t.Helper()
-	simtest.DelayFollows(t, h, src.LatencyQuantile, DefaultMinDelay, DefaultMaxDelay)
+	simtest.DelayFollows(t, h, src.LatencyQuantile, tailroute.DefaultMinDelay, tailroute.DefaultMaxDelay)
 }
 
 // TestSimHealthyClusterStaysUnderBudget: with a delay at the median, half
@@ -176,7 +177,7 @@ func TestSimHealthyClusterStaysUnderBudget(t *testing.T) {
 	}
 	c := startSim(t, 3, "127.0.0.4")
 	keys := setupData(t, c, 3, 100)
-	h, err := New(WithQuantile(0.5))
+	h, err := New(tailroute.WithQuantile(0.5))
 	require.NoError(t, err)
 	s, attempts := newSimSession(t, c, simKS, h, nil)
 	openLoop(s, keys, 300, time.Second, true)
@@ -201,7 +202,7 @@ func TestSimNonIdempotentNeverHedged(t *testing.T) {
 	keys := setupData(t, c, 3, 30)
 	src := &fakeSource{}
 	src.set(time.Millisecond, true)
-	h, err := New(WithSource(src), WithBudget(1, 10*time.Second))
+	h, err := New(tailroute.WithSource(src), tailroute.WithBudget(1, 10*time.Second))
 	require.NoError(t, err)
 	s, attempts := newSimSession(t, c, simKS, h, nil)
 
@@ -245,7 +246,7 @@ func TestSimFastErrorVsSlowSuccess(t *testing.T) {
 	newHedger := func() *Hedger {
 		src := &fakeSource{}
 		src.set(20*time.Millisecond, true)
-		h, err := New(WithSource(src), WithBudget(1, 10*time.Second), WithErrorHoldoff(10*time.Second))
+		h, err := New(tailroute.WithSource(src), tailroute.WithBudget(1, 10*time.Second), tailroute.WithErrorHoldoff(10*time.Second))
 		require.NoError(t, err)
 		return h
 	}
@@ -319,7 +320,7 @@ func TestSimOneHostNoSelfInflictedError(t *testing.T) {
 
 	src := &fakeSource{}
 	src.set(20*time.Millisecond, true)
-	h, err := New(WithSource(src), WithBudget(1, 10*time.Second))
+	h, err := New(tailroute.WithSource(src), tailroute.WithBudget(1, 10*time.Second))
 	require.NoError(t, err)
 	s, _ := newSimSession(t, c, simKS, h, nil)
 	node.Pause(stall)

@@ -13,9 +13,10 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/simtest"
+	"github.com/tailroute/tailroute/internal/track"
 	"github.com/tailroute/tailroute/sim"
-	"github.com/tailroute/tailroute/tracker"
 )
 
 // fakeQuery is the part of the driver's ExecutableStatement that host
@@ -170,9 +171,9 @@ func TestEndToEndSlowNode(t *testing.T) {
 	shares := map[string]float64{}
 	for _, run := range []struct {
 		name     string
-		strategy Strategy
-	}{{"roundrobin", RoundRobin}, {"c3", C3}, {"p2c", P2C}} {
-		p, err := New(WithStrategy(run.strategy))
+		strategy tailroute.Strategy
+	}{{"roundrobin", tailroute.RoundRobin}, {"c3", tailroute.C3}, {"p2c", tailroute.P2C}} {
+		p, err := New(tailroute.WithStrategy(run.strategy))
 		require.NoError(t, err)
 		s := simSession(t, c, p)
 		createKeyspace(t, s, p, "e2e", "{'class':'SimpleStrategy','replication_factor':3}")
@@ -293,15 +294,15 @@ func TestClassify(t *testing.T) {
 	for _, c := range []struct {
 		ctx  context.Context
 		err  error
-		want tracker.Outcome
+		want track.Outcome
 	}{
-		{nil, nil, tracker.Success},
-		{nil, gocql.ErrNotFound, tracker.Success},
-		{nil, context.Canceled, tracker.Cancelled},
-		{nil, fmt.Errorf("wrapped: %w", context.DeadlineExceeded), tracker.Cancelled},
-		{done, errors.New("any"), tracker.Cancelled},
-		{nil, gocql.ErrTimeoutNoResponse, tracker.Lost},
-		{nil, &net.OpError{Op: "dial", Err: errors.New("refused")}, tracker.Lost},
+		{nil, nil, track.Success},
+		{nil, gocql.ErrNotFound, track.Success},
+		{nil, context.Canceled, track.Cancelled},
+		{nil, fmt.Errorf("wrapped: %w", context.DeadlineExceeded), track.Cancelled},
+		{done, errors.New("any"), track.Cancelled},
+		{nil, gocql.ErrTimeoutNoResponse, track.Lost},
+		{nil, &net.OpError{Op: "dial", Err: errors.New("refused")}, track.Lost},
 	} {
 		assert.Equal(t, c.want, classify(c.ctx, c.err), "%v", c.err)
 	}
@@ -310,11 +311,11 @@ func TestClassify(t *testing.T) {
 // TestOptionsValidated: options are validated once, by New, with the
 // field and range named.
 func TestOptionsValidated(t *testing.T) {
-	_, err := New(WithJitter(2), WithMaxCandidates(0))
+	_, err := New(tailroute.WithJitter(2), tailroute.WithMaxCandidates(0))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Jitter = 2, allowed 0..0.5")
 	assert.Contains(t, err.Error(), "MaxCandidates = 0")
-	p, err := New(WithStrategy(P2C))
+	p, err := New(tailroute.WithStrategy(tailroute.P2C))
 	require.NoError(t, err)
-	assert.Equal(t, P2C, p.Strategy())
+	assert.Equal(t, tailroute.P2C, p.Strategy())
 }

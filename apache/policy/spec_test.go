@@ -9,6 +9,7 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/simtest"
 	"github.com/tailroute/tailroute/sim"
 )
@@ -21,7 +22,7 @@ import (
 // -race, late calls included).
 func TestDriverSpeculation(t *testing.T) {
 	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 8, Model: sim.ServiceModel{ZeroService: true}})
-	p, err := New(WithStrategy(RoundRobin))
+	p, err := New(tailroute.WithStrategy(tailroute.RoundRobin))
 	require.NoError(t, err)
 	s := simSession(t, c, p)
 	createKeyspace(t, s, p, "spec", "{'class':'SimpleStrategy','replication_factor':3}")

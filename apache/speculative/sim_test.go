@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/simtest"
 	"github.com/tailroute/tailroute/sim"
 )
@@ -148,5 +149,5 @@ func TestSimHedgingRescuesPausedReplica(t *testing.T) {
 	// The delay is the Recorder's latency at the effective quantile,
 	// clamped (how many pause victims that rescues depends on the
 	// machine's own noise: see speculative's TestSimHedgingCutsStallTail).
-	simtest.DelayFollows(t, h, h.Recorder().LatencyQuantile, DefaultMinDelay, DefaultMaxDelay)
+	simtest.DelayFollows(t, h, h.Recorder().LatencyQuantile, tailroute.DefaultMinDelay, tailroute.DefaultMaxDelay)
 }

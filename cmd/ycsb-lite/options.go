@@ -102,7 +102,7 @@ type options struct {
 	warmupFor time.Duration
 
 	// tailTerm is -tail-term: k of tailroute's C3 score Psi_s + k/mu_s
-	// (policy.WithTailTerm); nil = the policy's default.
+	// (tailroute.WithTailTerm); nil = the policy's default.
 	tailTerm *float64
 }
 

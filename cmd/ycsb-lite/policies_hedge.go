@@ -8,9 +8,9 @@ import (
 
 	gocql2 "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/gocql/gocql"
+	"github.com/tailroute/tailroute"
 	aspeculative "github.com/tailroute/tailroute/apache/speculative"
 	"github.com/tailroute/tailroute/speculative"
-	"github.com/tailroute/tailroute/stats"
 )
 
 // hedgeSuffix turns any policy into its hedged variant: "tailroute+hedge"
@@ -25,7 +25,7 @@ const hedgeSuffix = "+hedge"
 // that cap settings can be compared side by side in one run.
 type hedgeVariant struct {
 	name string
-	opts []speculative.Option
+	opts []tailroute.Option
 }
 
 func parseHedgeVariant(v string) (hedgeVariant, error) {
@@ -33,14 +33,14 @@ func parseHedgeVariant(v string) (hedgeVariant, error) {
 	case v == "":
 		return hedgeVariant{}, nil
 	case v == "-nocap":
-		return hedgeVariant{name: v, opts: []speculative.Option{speculative.WithBurstCap(0, 1, 0)}}, nil
+		return hedgeVariant{name: v, opts: []tailroute.Option{tailroute.WithBurstCap(0, 1, 0)}}, nil
 	case strings.HasPrefix(v, "-cap"):
 		hs, fs, ok := strings.Cut(strings.TrimPrefix(v, "-cap"), "x")
 		hz, err1 := time.ParseDuration(hs)
 		f, err2 := strconv.ParseFloat(fs, 64)
 		if ok && err1 == nil && err2 == nil {
-			return hedgeVariant{name: v, opts: []speculative.Option{
-				speculative.WithBurstCap(hz, f, speculative.DefaultBurstFloor)}}, nil
+			return hedgeVariant{name: v, opts: []tailroute.Option{
+				tailroute.WithBurstCap(hz, f, tailroute.DefaultBurstFloor)}}, nil
 		}
 	}
 	return hedgeVariant{}, fmt.Errorf("policy +hedge%s: want +hedge, +hedge-nocap or +hedge-cap<horizon>x<factor> (e.g. +hedge-cap200msx3)", v)
@@ -49,10 +49,10 @@ func parseHedgeVariant(v string) (hedgeVariant, error) {
 // options are the variant's hedger options plus, when the installed host
 // selection policy hp (of either driver) is tailroute's, that policy as the
 // source of the hedge delay and of the stall signal.
-func (v hedgeVariant) options(hp any) []speculative.Option {
-	opts := append([]speculative.Option(nil), v.opts...)
-	if p, ok := hp.(speculative.SilenceSource); ok {
-		opts = append(opts, speculative.WithSource(p))
+func (v hedgeVariant) options(hp any) []tailroute.Option {
+	opts := append([]tailroute.Option(nil), v.opts...)
+	if p, ok := hp.(tailroute.SilenceSource); ok {
+		opts = append(opts, tailroute.WithSource(p))
 	}
 	return opts
 }
@@ -100,8 +100,8 @@ func hedgedSpec(base policySpec, variant hedgeVariant) policySpec {
 
 // hedge builds a hedger with one adapter's New, installs it with its Wire
 // and adds its counters to inst's stats (hedgeStats).
-func hedge[C any, H interface{ Stats() stats.Hedging }](newHedger func(...speculative.Option) (H, error), wire func(C, H) error,
-	cfg C, opts []speculative.Option, inst *installed) (H, error) {
+func hedge[C any, H interface{ Stats() tailroute.Hedging }](newHedger func(...tailroute.Option) (H, error), wire func(C, H) error,
+	cfg C, opts []tailroute.Option, inst *installed) (H, error) {
 	h, err := newHedger(opts...)
 	if err != nil {
 		return h, err

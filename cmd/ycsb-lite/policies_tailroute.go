@@ -5,9 +5,10 @@ import (
 
 	gocql2 "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/gocql/gocql"
+	"github.com/tailroute/tailroute"
 	apolicy "github.com/tailroute/tailroute/apache/policy"
+	simpayload "github.com/tailroute/tailroute/internal/payload"
 	"github.com/tailroute/tailroute/policy"
-	"github.com/tailroute/tailroute/stats"
 )
 
 // Server-signal suffixes of tailroute's policy names: the name says which
@@ -31,7 +32,7 @@ var pollIntervals = []struct {
 	suffix   string
 	interval time.Duration
 }{
-	{pollSuffix, policy.DefaultServerLoadInterval},
+	{pollSuffix, tailroute.DefaultServerLoadInterval},
 	{pollSuffix + "100ms", 100 * time.Millisecond},
 	{pollSuffix + "1s", time.Second},
 }
@@ -40,46 +41,46 @@ var pollIntervals = []struct {
 // with either driver.
 var tailrouteVariants = []struct {
 	name, help string
-	strategy   policy.Strategy
+	strategy   tailroute.Strategy
 	rate       bool
 	signals    bool // also the +poll and +payload variants
 }{
-	{"tailroute", "tailroute policy, C3 ranking + CUBIC rate control (the product)", policy.C3, true, true},
-	{"tailroute-p2c", "tailroute policy, DataStax power-of-two-choices on in-flight counts", policy.P2C, true, false},
-	{"tailroute-norate", "ablation: tailroute C3 ranking without the CUBIC rate control", policy.C3, false, true},
+	{"tailroute", "tailroute policy, C3 ranking + CUBIC rate control (the product)", tailroute.C3, true, true},
+	{"tailroute-p2c", "tailroute policy, DataStax power-of-two-choices on in-flight counts", tailroute.P2C, true, false},
+	{"tailroute-norate", "ablation: tailroute C3 ranking without the CUBIC rate control", tailroute.C3, false, true},
 }
 
 // tailrouteOptions is the option list of a tailroute policy, for both
-// adapters (policy.Option and apache/policy.Option are the same type):
+// adapters (both take []tailroute.Option):
 // strategy and rate control, C3's concurrency compensation n = the number
 // of clients, polled server load when poll > 0, -tail-term and -local-dc.
-func tailrouteOptions(env policyEnv, strategy policy.Strategy, rate bool, poll time.Duration) []policy.Option {
-	opts := []policy.Option{policy.WithStrategy(strategy), policy.WithRateControl(rate)}
+func tailrouteOptions(env policyEnv, strategy tailroute.Strategy, rate bool, poll time.Duration) []tailroute.Option {
+	opts := []tailroute.Option{tailroute.WithStrategy(strategy), tailroute.WithRateControl(rate)}
 	if env.clients > 1 {
-		opts = append(opts, policy.WithConcurrencyWeight(float64(env.clients)))
+		opts = append(opts, tailroute.WithConcurrencyWeight(float64(env.clients)))
 	}
 	if poll > 0 {
-		opts = append(opts, policy.WithServerLoad(poll))
+		opts = append(opts, tailroute.WithServerLoad(poll))
 	}
 	if env.tailTerm != nil {
-		opts = append(opts, policy.WithTailTerm(*env.tailTerm))
+		opts = append(opts, tailroute.WithTailTerm(*env.tailTerm))
 	}
 	if env.localDC != "" {
-		opts = append(opts, policy.WithLocalDC(env.localDC))
+		opts = append(opts, tailroute.WithLocalDC(env.localDC))
 	}
 	return opts
 }
 
 // tailroutePolicy is what the report reads of either adapter's Policy.
 type tailroutePolicy interface {
-	Stats() []stats.HostStats
-	ServerLoadCounters() stats.ServerLoadCounters
+	Stats() []tailroute.HostStats
+	ServerLoadCounters() tailroute.ServerLoadCounters
 }
 
 // newTailroute builds a policy with one adapter's New and installs it with
 // its Wire; the report's stats add the server-load counters when polling.
-func newTailroute[C any, P tailroutePolicy](newPolicy func(...policy.Option) (P, error), wire func(C, P) error,
-	cfg C, opts []policy.Option, polled bool) (P, installed, error) {
+func newTailroute[C any, P tailroutePolicy](newPolicy func(...tailroute.Option) (P, error), wire func(C, P) error,
+	cfg C, opts []tailroute.Option, polled bool) (P, installed, error) {
 	p, err := newPolicy(opts...)
 	if err != nil {
 		return p, installed{}, err
@@ -107,14 +108,14 @@ func init() {
 				v1: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
 					p, inst, err := newTailroute(policy.New, policy.Wire, cfg, tailrouteOptions(env, t.strategy, t.rate, poll), poll > 0)
 					if err == nil && payload {
-						inst.feedback = p.RecordFeedback
+						inst.feedback = func(iter *gocql.Iter) bool { return simpayload.Record(p, iter.Host(), iter.GetCustomPayload()) }
 					}
 					return inst, err
 				},
 				v2: func(env policyEnv, cfg *gocql2.ClusterConfig) (installed, error) {
 					p, inst, err := newTailroute(apolicy.New, apolicy.Wire, cfg, tailrouteOptions(env, t.strategy, t.rate, poll), poll > 0)
 					if err == nil && payload {
-						inst.feedbackV2 = p.RecordFeedback
+						inst.feedbackV2 = func(iter *gocql2.Iter) bool { return simpayload.Record(p, iter.Host(), iter.GetCustomPayload()) }
 					}
 					return inst, err
 				},

@@ -12,7 +12,7 @@ import (
 // embedded structs flattened; a time.Duration field, and a number field
 // tagged unit:"ns", becomes microseconds under its name plus _us; slices,
 // arrays, maps and pointers are followed; other values stay as they are.
-// The policies' and hedgers' statistics (package stats) go through it, so a
+// The policies' and hedgers' statistics (tailroute.HostStats, Hedging, ...) go through it, so a
 // counter added to them is named in the same style without a second list.
 func JSONView(v any) any {
 	if v == nil {

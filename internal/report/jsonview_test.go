@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/tailroute/tailroute/stats"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/tracker"
 )
 
@@ -21,9 +21,9 @@ func TestSnake(t *testing.T) {
 // TestJSONView: the policies' and hedgers' statistics in the report are
 // snake_case with units in the names, like the rest of the report.
 func TestJSONView(t *testing.T) {
-	hs := stats.HostStats{HostSnapshot: tracker.HostSnapshot{ID: "h1", InFlight: 2, ResponseTime: 1500 * time.Microsecond, QuantilesOK: true},
+	hs := tailroute.HostStats{HostSnapshot: tracker.HostSnapshot{ID: "h1", InFlight: 2, ResponseTime: 1500 * time.Microsecond, QuantilesOK: true},
 		Address: "127.0.0.1:9042", Score: 4e6, Stalled: true}
-	b, err := json.Marshal(JSONView(map[string]any{"hosts": []stats.HostStats{hs}, "hedging": stats.Hedging{Hedges: 3, Delay: 2 * time.Millisecond}}))
+	b, err := json.Marshal(JSONView(map[string]any{"hosts": []tailroute.HostStats{hs}, "hedging": tailroute.Hedging{Hedges: 3, Delay: 2 * time.Millisecond}}))
 	require.NoError(t, err)
 	var got struct {
 		Hosts   []map[string]any

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gocql/gocql"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/policy"
 	policyprom "github.com/tailroute/tailroute/policy/promstats"
 	"github.com/tailroute/tailroute/sim"
@@ -28,7 +29,7 @@ func connect(c *sim.Cluster) (*gocql.Session, *policy.Policy, *speculative.Hedge
 	if err != nil {
 		log.Fatal(err)
 	}
-	h, err := speculative.New(speculative.WithSource(p))
+	h, err := speculative.New(tailroute.WithSource(p))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -2,8 +2,8 @@ package promstats
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/promlabels"
-	"github.com/tailroute/tailroute/stats"
 )
 
 // Source is what the collector reads: a *policy.Policy (gocql v1) or a
@@ -11,13 +11,13 @@ import (
 // Cassandra Go driver v2). A Source that also has ServerLoadCounters (both
 // adapters' policies do) exports the server-load polling counters.
 type Source interface {
-	Stats() []stats.HostStats
-	Counters() stats.Counters
+	Stats() []tailroute.HostStats
+	Counters() tailroute.Counters
 }
 
 // serverLoadSource is a Source with server-load polling counters.
 type serverLoadSource interface {
-	ServerLoadCounters() stats.ServerLoadCounters
+	ServerLoadCounters() tailroute.ServerLoadCounters
 }
 
 // Option configures a Collector's labels (WithSession, WithLabels; the
@@ -106,7 +106,7 @@ func b2f(b bool) float64 {
 }
 
 // perSecond converts a count per rate interval into a count per second.
-func perSecond(v float64, s stats.HostStats) float64 {
+func perSecond(v float64, s tailroute.HostStats) float64 {
 	if s.RateInterval <= 0 {
 		return 0
 	}

@@ -10,29 +10,29 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute"
 	policyprom "github.com/tailroute/tailroute/policy/promstats"
 	hedgeprom "github.com/tailroute/tailroute/speculative/promstats"
-	"github.com/tailroute/tailroute/stats"
 	"github.com/tailroute/tailroute/tracker"
 )
 
 // fakePolicy is a policy with fixed statistics.
 type fakePolicy struct {
-	hosts []stats.HostStats
-	c     stats.Counters
-	sl    stats.ServerLoadCounters
+	hosts []tailroute.HostStats
+	c     tailroute.Counters
+	sl    tailroute.ServerLoadCounters
 }
 
-func (f *fakePolicy) Stats() []stats.HostStats                     { return f.hosts }
-func (f *fakePolicy) Counters() stats.Counters                     { return f.c }
-func (f *fakePolicy) ServerLoadCounters() stats.ServerLoadCounters { return f.sl }
+func (f *fakePolicy) Stats() []tailroute.HostStats                     { return f.hosts }
+func (f *fakePolicy) Counters() tailroute.Counters                     { return f.c }
+func (f *fakePolicy) ServerLoadCounters() tailroute.ServerLoadCounters { return f.sl }
 
-type fakeHedger stats.Hedging
+type fakeHedger tailroute.Hedging
 
-func (f *fakeHedger) Stats() stats.Hedging { return stats.Hedging(*f) }
+func (f *fakeHedger) Stats() tailroute.Hedging { return tailroute.Hedging(*f) }
 
-func host(addr string, stalled bool) stats.HostStats {
-	return stats.HostStats{
+func host(addr string, stalled bool) tailroute.HostStats {
+	return tailroute.HostStats{
 		HostSnapshot: tracker.HostSnapshot{
 			InFlight: 2, ResponseTime: 3 * time.Millisecond, Rate: 5, ReceiveRate: 4, SuccessRate: 1,
 			TotalAttempts: 10, TotalMeasured: 9, TotalLatency: 27 * time.Millisecond,
@@ -47,10 +47,10 @@ func host(addr string, stalled bool) stats.HostStats {
 // sessions registered side by side in one registry: names, types, units
 // (seconds, per second), help text and labels, as an exposition.
 func TestScrapeBothCollectors(t *testing.T) {
-	a := &fakePolicy{hosts: []stats.HostStats{host("10.0.0.1:9042", true)},
-		c:  stats.Counters{BackpressureWaits: 1, SentOverRate: 2, Probes: 3, Demoted: 4, Abandoned: 5, Unrouted: 6},
-		sl: stats.ServerLoadCounters{Polls: 7, Failures: 1, Samples: 6, Skipped: []string{"x"}, QueueMax: 3.5, Weight: 2}}
-	b := &fakePolicy{hosts: []stats.HostStats{host("10.0.0.2:9042", false)}, c: stats.Counters{Demoted: 9}}
+	a := &fakePolicy{hosts: []tailroute.HostStats{host("10.0.0.1:9042", true)},
+		c:  tailroute.Counters{BackpressureWaits: 1, SentOverRate: 2, Probes: 3, Demoted: 4, Abandoned: 5, Unrouted: 6},
+		sl: tailroute.ServerLoadCounters{Polls: 7, Failures: 1, Samples: 6, Skipped: []string{"x"}, QueueMax: 3.5, Weight: 2}}
+	b := &fakePolicy{hosts: []tailroute.HostStats{host("10.0.0.2:9042", false)}, c: tailroute.Counters{Demoted: 9}}
 	ha := &fakeHedger{Executions: 100, Eligible: 90, Armed: 80, Hedges: 5, Won: 3, Lost: 2, BudgetDenied: 4, Delay: 12 * time.Millisecond, Quantile: 0.95}
 	hb := &fakeHedger{Executions: 1}
 
