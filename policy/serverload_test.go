@@ -61,30 +61,52 @@ func TestLoadEstimatorLittlesLawAndRestart(t *testing.T) {
 }
 
 // A poll query goes to the polled host only and is not user traffic: no
-// measurement, no os_s, other observers can tell it apart.
+// measurement, no os_s, other observers can tell it apart. The poll is the
+// poller's own (its schedule follows the test's clock), checked from inside
+// its query.
 func TestPollPlanPinsHostAndIsNotMeasured(t *testing.T) {
-	p, _, _ := testPolicy(t, 3)
-	e := p.r.Hosts()[1]
+	const iv = 100 * time.Millisecond
+	p, hosts, clk := testPolicy(t, 3, tailroute.WithServerLoad(iv))
+	e := hosts[1]
 	eh := p.r.Tracker().Host(hostID(e))
-	ctx := route.WithPoll(context.Background(), hostID(e))
-	assert.True(t, IsServerLoadPoll(ctx))
 	assert.False(t, IsServerLoadPoll(context.Background()))
-	assert.False(t, p.r.IsPoll(ctx), "no poll in flight: the user path does not look")
-	p.r.AddPolls(1)
-	defer p.r.AddPolls(-1)
-	assert.True(t, p.r.IsPoll(ctx))
-	next := p.Pick(&ctxQuery{ctx: ctx})
-	h := next()
-	require.NotNil(t, h)
-	assert.Same(t, e, h.Info())
-	h.Mark(nil)
-	assert.Nil(t, next(), "only the polled host")
-	assert.Zero(t, eh.InFlight())
-	p.observe(ctx, e, time.Now().Add(-time.Second), time.Now(), nil)
-	assert.Zero(t, eh.Snapshot().Samples, "polls are not measured")
-	// A user query while a poll runs is planned as usual.
-	next = p.Pick(&ctxQuery{ctx: context.Background()})
-	assert.NotNil(t, next())
+	polled := make(chan context.Context, 8)
+	var closed atomic.Bool
+	t.Cleanup(func() { closed.Store(true); clk.Advance(2 * iv) })
+	p.r.StartServerLoad(route.PollDriver[*gocql.HostInfo]{
+		Closed: closed.Load,
+		Query: func(ctx context.Context, h *gocql.HostInfo, _ string) (route.ThreadPoolSample, error) {
+			if h != e {
+				return route.ThreadPoolSample{}, errors.New("not the host under test")
+			}
+			assert.True(t, IsServerLoadPoll(ctx))
+			assert.True(t, p.r.IsPoll(ctx))
+			next := p.Pick(&ctxQuery{ctx: ctx})
+			if sel := next(); assert.NotNil(t, sel) {
+				assert.Same(t, e, sel.Info())
+				sel.Mark(nil)
+			}
+			assert.Nil(t, next(), "only the polled host")
+			assert.Zero(t, eh.InFlight())
+			p.observe(ctx, e, time.Now().Add(-time.Second), time.Now(), nil)
+			assert.Zero(t, eh.Snapshot().Samples, "polls are not measured")
+			// A user query while a poll runs is planned as usual.
+			assert.NotNil(t, p.Pick(&ctxQuery{ctx: context.Background()})())
+			polled <- ctx
+			return route.ThreadPoolSample{}, errors.New("no sample")
+		},
+	})
+	require.Eventually(t, func() bool { return clk.Timers() == 4 }, 10*time.Second, time.Millisecond,
+		"the poller's supervisor and one loop per host wait on the clock")
+	clk.Advance(iv) // every host is polled within the first interval
+	var ctx context.Context
+	select {
+	case ctx = <-polled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the host was not polled")
+	}
+	assert.Eventually(t, func() bool { return !p.r.IsPoll(ctx) }, 10*time.Second, time.Millisecond,
+		"no poll in flight: the user path does not look")
 }
 
 // ctxQuery is a fakeQuery with a context.

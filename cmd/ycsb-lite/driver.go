@@ -33,10 +33,10 @@ var drivers = map[string]driver{driverV1: v1Driver, driverV2: v2Driver}
 // between the drivers, in the order connect uses it.
 type binding[C any] struct {
 	note    string                                                 // after the policy's name in a connection error
-	config  func(r *runner, hosts []string, port int) C            // a client session's configuration, keyspace set
+	config  func(r *runner, hosts []string, port int) C            // a client session's configuration from the flags
 	install func(policySpec) func(policyEnv, C) (installed, error) // the spec's install for this driver
-	// open chains c's observer after the policy's, opens the session and
-	// binds c.db to it.
+	// open sets the keyspace, chains c's observer after the policy's, opens
+	// the session and binds c.db to it.
 	open func(cfg C, c *client) (closeSession func(), err error)
 }
 

@@ -11,14 +11,10 @@ import (
 // clusterConfig (run.go) configures its sessions and cqlDB runs statements
 // on them, reading payload feedback when the policy asks.
 var v1Driver = binding[*gocql.ClusterConfig]{
-	config: func(r *runner, hosts []string, port int) *gocql.ClusterConfig {
-		cfg := r.clusterConfig(hosts, port)
-		cfg.Keyspace = r.o.keyspace
-		return cfg
-	},
+	config:  (*runner).clusterConfig,
 	install: func(s policySpec) func(policyEnv, *gocql.ClusterConfig) (installed, error) { return s.v1 },
 	open: func(cfg *gocql.ClusterConfig, c *client) (func(), error) {
-		cfg.QueryObserver = observerV1{next: cfg.QueryObserver, c: c}
+		cfg.Keyspace, cfg.QueryObserver = c.db.ks, observerV1{next: cfg.QueryObserver, c: c}
 		sess, err := cfg.CreateSession()
 		if err != nil {
 			return nil, err

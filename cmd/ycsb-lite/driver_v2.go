@@ -71,15 +71,11 @@ func (o observerV2) ObserveQuery(ctx context.Context, q gocql2.ObservedQuery) {
 // through run, with the hedger's Arm and the payload feedback when the
 // policy has them.
 var v2Driver = binding[*gocql2.ClusterConfig]{
-	note: " (driver v2)",
-	config: func(r *runner, hosts []string, port int) *gocql2.ClusterConfig {
-		cfg := r.clusterConfigV2(hosts, port)
-		cfg.Keyspace = r.o.keyspace
-		return cfg
-	},
+	note:    " (driver v2)",
+	config:  (*runner).clusterConfigV2,
 	install: func(s policySpec) func(policyEnv, *gocql2.ClusterConfig) (installed, error) { return s.v2 },
 	open: func(cfg *gocql2.ClusterConfig, c *client) (func(), error) {
-		cfg.QueryObserver = observerV2{next: cfg.QueryObserver, c: c}
+		cfg.Keyspace, cfg.QueryObserver = c.db.ks, observerV2{next: cfg.QueryObserver, c: c}
 		sess, err := cfg.CreateSession()
 		if err != nil {
 			return nil, err

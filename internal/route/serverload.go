@@ -23,15 +23,11 @@ type pollKey struct{}
 
 type pollMark struct{ id string }
 
-// WithPoll returns ctx marked as the context of a poll of the host with
-// the router's id id (the poller's queries; tests).
-func WithPoll(ctx context.Context, id string) context.Context {
+// withPoll returns ctx marked as the context of a poll of the host with
+// the router's id id (the poller's queries).
+func withPoll(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, pollKey{}, pollMark{id: id})
 }
-
-// AddPolls changes the count of poll queries in flight (tests of the
-// poll plan; the poller counts its own).
-func (r *Router[H, S]) AddPolls(delta int64) { r.polls.Add(delta) }
 
 // IsServerLoadPoll reports whether ctx is the context of a server-load poll.
 func IsServerLoadPoll(ctx context.Context) bool {
@@ -285,7 +281,7 @@ func (sl *serverLoadPoller[H, S]) loop(id string) {
 // this host".
 func (sl *serverLoadPoller[H, S]) pollOnce(e *hostEntry[H], est *LoadEstimator) bool {
 	r := sl.r
-	ctx, cancel := context.WithTimeout(WithPoll(context.Background(), e.id), sl.interval)
+	ctx, cancel := context.WithTimeout(withPoll(context.Background(), e.id), sl.interval)
 	defer cancel()
 	sl.polls.Add(1)
 	r.polls.Add(1)

@@ -79,9 +79,6 @@ type Set struct {
 	errs    [2][]error // by kind: Routing, Hedging
 }
 
-// Option is the underlying type of tailroute.Option.
-type Option = func(*Set)
-
 // Defaults returns the settings before any option. Package tailroute,
 // which declares every default, sets it when it is initialised (every
 // adapter imports tailroute, so it is set before any option is applied).

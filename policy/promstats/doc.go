@@ -1,10 +1,12 @@
-// Package promstats exports a tailroute policy's per-host state and counters
-// as Prometheus metrics: a Collector reads the policy's Stats, Counters and
-// ServerLoadCounters at scrape time (no background goroutine, nothing on the
-// request path). It serves both adapters (package policy for gocql v1,
-// apache/policy for the driver v2) and imports neither driver; it is a
-// separate package so that the policy core does not depend on the
-// Prometheus client.
+// Package promstats exports a policy's per-host state and counters (either
+// driver's: policy.Policy or apache/policy.Policy) as Prometheus metrics,
+// read from Stats, Counters and ServerLoadCounters at scrape time (no
+// background goroutine, nothing on the request path):
+//
+//	reg.MustRegister(promstats.New(p, promstats.WithSession("main")))
+//
+// It imports neither driver, and is a separate package so that the policy
+// core does not depend on the Prometheus client.
 //
 // Every metric carries a session label (WithSession, default "default"),
 // so the collectors of several policies register side by side in one
