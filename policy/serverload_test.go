@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tailroute/tailroute"
+	"github.com/tailroute/tailroute/internal/contract"
 	"github.com/tailroute/tailroute/internal/route"
 	"github.com/tailroute/tailroute/internal/simtest"
 	"github.com/tailroute/tailroute/sim"
@@ -117,44 +118,10 @@ type ctxQuery struct {
 
 func (q *ctxQuery) Context() context.Context { return q.ctx }
 
-type captureLogger struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (l *captureLogger) Print(v ...any) { l.add(fmt.Sprint(v...)) }
-func (l *captureLogger) Printf(f string, v ...any) {
-	l.add(fmt.Sprintf(f, v...))
-}
-func (l *captureLogger) Println(v ...any) { l.add(fmt.Sprintln(v...)) }
-func (l *captureLogger) add(s string) {
-	l.mu.Lock()
-	l.lines = append(l.lines, s)
-	l.mu.Unlock()
-}
-func (l *captureLogger) matching(sub string) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []string
-	for _, s := range l.lines {
-		if strings.Contains(s, sub) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // loadSession connects through p (wired) with logger.
 func loadSession(t *testing.T, c *sim.Cluster, p *Policy, logger gocql.StdLogger) *gocql.Session {
 	t.Helper()
-	cl := gocql.NewCluster(c.Hosts()...)
-	cl.Port = c.Port()
-	cl.Timeout = 5 * time.Second
-	cl.ConnectTimeout = 10 * time.Second
-	cl.ReconnectInterval = 200 * time.Millisecond
-	cl.Logger = logger
-	require.NoError(t, Wire(cl, p))
-	s, err := cl.CreateSession()
+	s, err := simConfig(t, c, p, logger).CreateSession()
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	return s
@@ -276,8 +243,8 @@ func TestServerLoadSkipsHostWithoutTable(t *testing.T) {
 	const interval = 20 * time.Millisecond
 	p, err := New(tailroute.WithServerLoad(interval))
 	require.NoError(t, err)
-	log := &captureLogger{}
-	s := loadSession(t, c, p, log)
+	log := &contract.Log{}
+	s := loadSession(t, c, p, stdLog{log})
 	createKeyspace(t, s, "sl3", "{'class':'SimpleStrategy','replication_factor':3}")
 	require.Eventually(t, func() bool { return len(p.ServerLoadCounters().Skipped) == 1 }, 5*time.Second, 5*time.Millisecond)
 	for i := 0; i < 200; i++ {
@@ -287,7 +254,7 @@ func TestServerLoadSkipsHostWithoutTable(t *testing.T) {
 	}
 	polls := p.ServerLoadCounters().Polls
 	require.Eventually(t, func() bool { return p.ServerLoadCounters().Polls >= polls+10 }, 5*time.Second, 5*time.Millisecond)
-	lines := log.matching("server-load polling is off")
+	lines := log.Find("server-load polling is off")
 	require.Len(t, lines, 1, "one log line")
 	assert.Contains(t, lines[0], legacy)
 	assert.False(t, hostStats(p, legacy).HasServerLoad)

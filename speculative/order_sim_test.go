@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tailroute/tailroute"
+	"github.com/tailroute/tailroute/internal/contract"
 )
 
 // recordingSpec is a SpeculativeExecutionPolicy that counts how often gocql
@@ -26,12 +27,11 @@ func (r *recordingSpec) Delay() time.Duration { r.delays.Add(1); return time.Sec
 // Pick, that policy would be asked for Attempts and no execution would
 // hedge, and this test fails.
 func TestGocqlPicksBeforeReadingSpec(t *testing.T) {
-	c := startSim(t, 3, "127.0.0.19")
-	keys := setupData(t, c, 3, 20)
+	c, keys := contract.HedgeData(t, binding(), 3, "127.0.0.19", 3, 20)
 	h, err := New(tailroute.WithSource(&fakeSource{}), tailroute.WithDelayBounds(time.Microsecond, time.Microsecond),
 		tailroute.WithBudget(1, time.Minute), tailroute.WithBurstCap(0, 1, 0))
 	require.NoError(t, err)
-	s, _ := newSimSession(t, c, simKS, h, func(cl *gocql.ClusterConfig) {
+	s, _ := newSimSession(t, c, contract.HedgeKeyspace, h, func(cl *gocql.ClusterConfig) {
 		cl.RetryPolicy = &gocql.SimpleRetryPolicy{NumRetries: 2}
 	})
 	rec := &recordingSpec{}

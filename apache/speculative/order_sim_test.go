@@ -9,6 +9,7 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute/internal/contract"
 )
 
 // orderSpec records whether the driver read it before or after Pick ran
@@ -42,12 +43,11 @@ func (p pickFlag) Pick(q gocql.ExecutableStatement) gocql.NextHost {
 // execution's speculative policy only after Pick (query_executor.go
 // executeQuery). The test fails if an upgrade changes that order.
 func TestDriverPicksBeforeReadingSpec(t *testing.T) {
-	c := startSim(t, 3, "127.0.0.45")
-	keys := setupData(t, c, 3, 10)
+	c, keys := contract.HedgeData(t, binding(), 3, "127.0.0.45", 3, 10)
 	var picked atomic.Bool
 	cl := gocql.NewCluster(c.Hosts()...)
 	cl.Port = c.Port()
-	cl.Keyspace = simKS
+	cl.Keyspace = contract.HedgeKeyspace
 	cl.Timeout = 5 * time.Second
 	cl.ConnectTimeout = 10 * time.Second
 	cl.Logger = quietLogger{}
