@@ -301,7 +301,7 @@ func SlowNode(t *testing.T, d Driver) {
 		s := d.session(t, c, p, Config{})
 		d.createKeyspace(t, s, p, "e2e", "{'class':'SimpleStrategy','replication_factor':3}")
 		load(t, c, s, "e2e", 200, 8, run.feedback) // warm up
-		unrouted := p.Counters().Unrouted           // DDL has no routing key
+		unrouted := p.Counters().Unrouted          // DDL has no routing key
 		served := load(t, c, s, "e2e", 1600, 8, run.feedback)
 		shares[run.name] = simtest.Share(served, slow)
 		t.Logf("%-12s slow node share %.3f served %v counters %+v", run.name, shares[run.name], served, p.Counters())
