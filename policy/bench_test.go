@@ -15,8 +15,10 @@ import (
 
 // BenchmarkPickMark measures one request's host selection: Pick, the first
 // NextHost and Mark(nil), with 3 replicas per token (6 simulated nodes,
-// SimpleStrategy RF 3, real gocql HostInfos with tokens), for each strategy
-// and for gocql's TokenAwareHostPolicy(RoundRobinHostPolicy()).
+// SimpleStrategy RF 3, the driver's own HostInfos with tokens), for each
+// strategy and for the driver's TokenAwareHostPolicy(RoundRobinHostPolicy())
+// (gocql-tokenaware-rr, whichever driver). The v2 adapter runs the same
+// benchmark (generated from this file).
 //
 // C3 runs with MaxBackpressureWait 0: a single goroutine doing millions of
 // requests per second is far over any CUBIC sending rate, and with the
@@ -27,7 +29,7 @@ func BenchmarkPickMark(b *testing.B) {
 	p0, err := New()
 	require.NoError(b, err)
 	s := simSession(b, c, p0)
-	createKeyspace(b, s, "bench", "{'class':'SimpleStrategy','replication_factor':3}")
+	createKeyspace(b, s, p0, "bench", "{'class':'SimpleStrategy','replication_factor':3}")
 	var infos []*gocql.HostInfo
 	infos = p0.r.Hosts()
 	require.Len(b, infos, 6)

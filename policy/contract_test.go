@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -14,15 +13,15 @@ import (
 	"github.com/tailroute/tailroute/sim"
 )
 
-// TestContract runs the adapter contract suite (internal/contract) on
-// gocql v1.
+// TestContract runs the adapter contract suite (internal/contract) on this
+// adapter's driver. What differs between the drivers is in driver_test.go.
 func TestContract(t *testing.T) {
 	contract.Policies(t, contract.Driver{
 		New: func(opts ...tailroute.Option) (contract.Policy, error) { return New(opts...) },
 		Sessions: func(t testing.TB, c *sim.Cluster, p contract.Policy, cfg contract.Config) func() (contract.Session, error) {
-			var log gocql.StdLogger = quietLogger{}
+			var log driverLogger = quietLogger{}
 			if cfg.Log != nil {
-				log = stdLog{cfg.Log}
+				log = logTo(cfg.Log)
 			}
 			cl := simConfig(t, c, p.(*Policy), log)
 			cl.Keyspace = cfg.Keyspace
@@ -104,21 +103,8 @@ func bind(s *gocql.Session, p *Policy) contract.Session {
 	}
 }
 
-// stdLog is a gocql.StdLogger writing to a contract.Log.
-type stdLog struct{ l *contract.Log }
-
-func (s stdLog) Print(v ...any)            { s.l.Add(fmt.Sprint(v...)) }
-func (s stdLog) Printf(f string, v ...any) { s.l.Add(fmt.Sprintf(f, v...)) }
-func (s stdLog) Println(v ...any)          { s.l.Add(fmt.Sprintln(v...)) }
-
-type quietLogger struct{}
-
-func (quietLogger) Print(...any)          {}
-func (quietLogger) Printf(string, ...any) {}
-func (quietLogger) Println(...any)        {}
-
 // simConfig is a cluster config for c wired to p, logging to log.
-func simConfig(t testing.TB, c *sim.Cluster, p *Policy, log gocql.StdLogger) *gocql.ClusterConfig {
+func simConfig(t testing.TB, c *sim.Cluster, p *Policy, log driverLogger) *gocql.ClusterConfig {
 	t.Helper()
 	cl := gocql.NewCluster(c.Hosts()...)
 	cl.Port = c.Port()
@@ -130,7 +116,7 @@ func simConfig(t testing.TB, c *sim.Cluster, p *Policy, log gocql.StdLogger) *go
 	return cl
 }
 
-// simSession connects gocql to c through policy p (wired).
+// simSession connects the driver to c through policy p (wired).
 func simSession(t testing.TB, c *sim.Cluster, p *Policy) *gocql.Session {
 	t.Helper()
 	s, err := simConfig(t, c, p, quietLogger{}).CreateSession()
@@ -139,17 +125,22 @@ func simSession(t testing.TB, c *sim.Cluster, p *Policy) *gocql.Session {
 	return s
 }
 
-func createKeyspace(t testing.TB, s *gocql.Session, ks, replication string) {
+// createKeyspace creates ks and its usertable and waits until p routes by
+// its tokens (the v2 driver tells the policy after its debounced schema
+// refresh).
+func createKeyspace(t testing.TB, s *gocql.Session, p *Policy, ks, replication string) {
 	t.Helper()
 	require.NoError(t, s.Query("CREATE KEYSPACE IF NOT EXISTS "+ks+" WITH replication = "+replication).Exec())
 	require.NoError(t, s.Query("CREATE TABLE IF NOT EXISTS "+ks+".usertable (y_id text PRIMARY KEY, field0 text)").Exec())
+	require.Eventually(t, func() bool { return len(p.replicaIPs(ks, []byte("k"))) > 0 },
+		10*time.Second, 50*time.Millisecond, "keyspace %s routed by token", ks)
 }
 
-// markerFallback ends gocql's token-aware plan where the replicas end: its
-// Pick is only reached after the replicas.
+// markerFallback ends the driver's token-aware plan where the replicas end:
+// its Pick is only reached after the replicas.
 type markerFallback struct{ gocql.HostSelectionPolicy }
 
-func (markerFallback) Pick(gocql.ExecutableQuery) gocql.NextHost {
+func (markerFallback) Pick(statement) gocql.NextHost {
 	return func() gocql.SelectedHost { return nil }
 }
 

@@ -21,7 +21,8 @@ import (
 // iterator), hides where replicas end (we would have to infer it from the
 // first call of the fallback) and hands hosts out one at a time, while
 // ranking needs the whole replica set up front. Our own map is looked up
-// with a binary search and no allocation; TestReplicaSetsMatchGocql checks
+// with a binary search and no allocation; the contract suite
+// (internal/contract, ReplicaSetsMatchDriver) checks
 // the sets against gocql's on the same ring.
 //
 // The per-query state comes from a sync.Pool. A non-idempotent query's is

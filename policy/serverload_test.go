@@ -175,7 +175,7 @@ func TestServerLoadFollowsSlowNode(t *testing.T) {
 	require.NoError(t, err)
 	rec := recordPolls(p)
 	s := loadSession(t, c, p, quietLogger{})
-	createKeyspace(t, s, "sl", "{'class':'SimpleStrategy','replication_factor':3}")
+	createKeyspace(t, s, p, "sl", "{'class':'SimpleStrategy','replication_factor':3}")
 	require.NoError(t, s.Query("INSERT INTO sl.usertable (y_id, field0) VALUES ('k', 'v')").Exec())
 	slow := c.Hosts()[2]
 	require.Eventually(t, func() bool { return hostStats(p, slow).HasServerLoad }, 5*time.Second, 10*time.Millisecond)
@@ -244,8 +244,8 @@ func TestServerLoadSkipsHostWithoutTable(t *testing.T) {
 	p, err := New(tailroute.WithServerLoad(interval))
 	require.NoError(t, err)
 	log := &contract.Log{}
-	s := loadSession(t, c, p, stdLog{log})
-	createKeyspace(t, s, "sl3", "{'class':'SimpleStrategy','replication_factor':3}")
+	s := loadSession(t, c, p, logTo(log))
+	createKeyspace(t, s, p, "sl3", "{'class':'SimpleStrategy','replication_factor':3}")
 	require.Eventually(t, func() bool { return len(p.ServerLoadCounters().Skipped) == 1 }, 5*time.Second, 5*time.Millisecond)
 	for i := 0; i < 200; i++ {
 		require.NoError(t, s.Query("INSERT INTO sl3.usertable (y_id, field0) VALUES (?, 'v')", fmt.Sprint(i)).Exec())
@@ -292,7 +292,7 @@ func TestServerLoadPollTimeoutDoesNotTouchUserQueries(t *testing.T) {
 		return q(ctx, s, e, id) // the real query with the expired context
 	}
 	s := loadSession(t, c, p, quietLogger{})
-	createKeyspace(t, s, "slt", "{'class':'SimpleStrategy','replication_factor':3}")
+	createKeyspace(t, s, p, "slt", "{'class':'SimpleStrategy','replication_factor':3}")
 	require.Eventually(t, func() bool { return timeouts.Load() >= 3 }, 5*time.Second, 5*time.Millisecond)
 
 	rel := make(chan struct{})
@@ -359,7 +359,7 @@ func TestServerLoadHostDownMidPollAndRestart(t *testing.T) {
 		return q(ctx, s, e, id)
 	}
 	s := loadSession(t, c, p, quietLogger{})
-	createKeyspace(t, s, "sld", "{'class':'SimpleStrategy','replication_factor':3}")
+	createKeyspace(t, s, p, "sld", "{'class':'SimpleStrategy','replication_factor':3}")
 	// Counters to reset: writes coordinated by the victim itself (a
 	// session that knows only the victim), since the simulator counts a
 	// task on the coordinator and C3 may route the policy's own writes

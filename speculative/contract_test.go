@@ -20,10 +20,11 @@ import (
 var _ tailroute.LatencySource = (*track.Tracker)(nil)
 
 // TestContract runs the hedging scenarios of the adapter contract suite
-// (internal/contract) on gocql v1.
+// (internal/contract) on this adapter's driver. What differs between the
+// drivers is in driver_test.go.
 func TestContract(t *testing.T) { contract.Hedging(t, binding()) }
 
-// binding binds this adapter and gocql v1 for the contract suite.
+// binding binds this adapter and its driver for the contract suite.
 func binding() contract.HedgeDriver {
 	return contract.HedgeDriver{
 		New:       func(opts ...tailroute.Option) (contract.Hedger, error) { return New(opts...) },
@@ -44,9 +45,8 @@ func binding() contract.HedgeDriver {
 			})
 			return contract.HedgeSession{
 				Exec: func(stmt string, args ...any) error { return s.Query(stmt, args...).Exec() },
-				Read: func(key string, idempotent bool) (f string, err error) {
-					err = s.Query(readStmt, key).Idempotent(idempotent).Scan(&f)
-					return f, err
+				Read: func(key string, idempotent bool) (string, error) {
+					return scan(s.Query(readStmt, key).Idempotent(idempotent), h)
 				},
 				ReadSpeculative: func(key string, delay time.Duration) (f string, err error) {
 					sp := &gocql.SimpleSpeculativeExecution{NumAttempts: 1, TimeoutDelay: delay}
@@ -68,8 +68,8 @@ func binding() contract.HedgeDriver {
 	}
 }
 
-// attemptCounter counts attempts the driver sent (gocql calls the observer
-// once per attempt, losers included).
+// attemptCounter counts attempts the driver sent (one observation per
+// attempt, losers included).
 type attemptCounter struct{ contract.Counter }
 
 func (a *attemptCounter) ObserveQuery(context.Context, gocql.ObservedQuery) { a.Add() }
@@ -77,8 +77,8 @@ func (a *attemptCounter) ObserveQuery(context.Context, gocql.ObservedQuery) { a.
 const readStmt = "SELECT field0 FROM usertable WHERE y_id = ?"
 
 // newSimSession connects to c with keyspace ks at consistency ONE through
-// gocql's TokenAwareHostPolicy(RoundRobinHostPolicy()) and h (wired) if set,
-// after tweak.
+// the driver's TokenAwareHostPolicy(RoundRobinHostPolicy()) and h (wired)
+// if set, after tweak.
 func newSimSession(t *testing.T, c *sim.Cluster, ks string, h *Hedger, tweak func(*gocql.ClusterConfig)) (*gocql.Session, *attemptCounter) {
 	t.Helper()
 	cl := gocql.NewCluster(c.Hosts()...)
@@ -87,6 +87,7 @@ func newSimSession(t *testing.T, c *sim.Cluster, ks string, h *Hedger, tweak fun
 	cl.Consistency = gocql.One
 	cl.Timeout = 5 * time.Second
 	cl.ConnectTimeout = 10 * time.Second // a loaded -race run once saw no answer to the startup within 5s
+	cl.Logger = quietLogger{}
 	cl.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
 	ac := &attemptCounter{}
 	cl.QueryObserver = ac

@@ -69,19 +69,14 @@ type HedgeDriver struct {
 
 // Hedging runs every hedging scenario against d, each as a subtest.
 func Hedging(t *testing.T, d HedgeDriver) {
-	for _, sc := range []struct {
-		name string
-		run  func(*testing.T, HedgeDriver)
-	}{
+	run(t, d, []scenario[HedgeDriver]{
 		{"NonIdempotentNeverHedged", NonIdempotentNeverHedged},
 		{"FastErrorVsSlowSuccess", FastErrorVsSlowSuccess},
 		{"OneHostNoSelfInflictedError", OneHostNoSelfInflictedError},
 		{"HealthyClusterStaysUnderBudget", HealthyClusterStaysUnderBudget},
 		{"HedgingRescuesStalledReplica", HedgingRescuesStalledReplica},
 		{"HedgingOnOurPolicy", HedgingOnOurPolicy},
-	} {
-		t.Run(sc.name, func(t *testing.T) { sc.run(t, d) })
-	}
+	})
 }
 
 // HedgeKeyspace is the keyspace of the hedging scenarios' data (HedgeData).

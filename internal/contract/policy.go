@@ -108,10 +108,7 @@ func (l *Log) Find(sub string) []string {
 
 // Policies runs every policy scenario against d, each as a subtest.
 func Policies(t *testing.T, d Driver) {
-	for _, sc := range []struct {
-		name string
-		run  func(*testing.T, Driver)
-	}{
+	run(t, d, []scenario[Driver]{
 		{"StrategyRoundTrip", StrategyRoundTrip},
 		{"ErrorCodesMatchDriver", ErrorCodesMatchDriver},
 		{"ReplicaSetsMatchDriver", ReplicaSetsMatchDriver},
@@ -124,9 +121,7 @@ func Policies(t *testing.T, d Driver) {
 		{"SecondSessionRefused", SecondSessionRefused},
 		{"SessionAfterClose", SessionAfterClose},
 		{"DriverSpeculation", DriverSpeculation},
-	} {
-		t.Run(sc.name, func(t *testing.T) { sc.run(t, d) })
-	}
+	})
 }
 
 func (d Driver) policy(t testing.TB, opts ...tailroute.Option) Policy {

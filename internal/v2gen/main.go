@@ -1,9 +1,11 @@
 // Command v2gen writes the shared files of the Apache Cassandra Go driver v2
 // adapters (apache/policy, apache/speculative) from the gocql v1 adapters
-// (policy, speculative): the same source with the driver's import path
-// rewritten. What differs between the drivers lives in hand-written files
-// of each adapter (driver.go, doc.go); the files listed in Shared are
-// written only by this command.
+// (policy, speculative): the same source with the driver's import path and
+// the adapters' own import paths rewritten. What differs between the
+// drivers lives in hand-written files of each adapter (driver.go, doc.go,
+// and driver_test.go for the tests); the files listed in Shared are written
+// only by this command. The shared test files are the adapters' binding of
+// the contract suite (internal/contract) and the Pick benchmark.
 //
 //	go generate ./apache/...   (runs: go run ../../internal/v2gen)
 //
@@ -24,8 +26,8 @@ import (
 
 // Shared lists, per v1 adapter directory, the files the v2 adapter shares.
 var Shared = map[string][]string{
-	"policy":      {"observe.go", "options.go", "policy.go", "serverload.go", "wire.go"},
-	"speculative": {"hedger.go", "recorder.go", "wire.go", "wrap.go"},
+	"policy":      {"observe.go", "options.go", "policy.go", "serverload.go", "wire.go", "bench_test.go", "contract_test.go"},
+	"speculative": {"hedger.go", "recorder.go", "wire.go", "wrap.go", "contract_test.go"},
 }
 
 const (
@@ -58,7 +60,9 @@ func Generate(root string) (map[string][]byte, error) {
 				return nil, fmt.Errorf("%s: want exactly one import of %s", src, v1Import)
 			}
 			s = strings.Replace(s, v1Import, v2Import, 1)
-			s = strings.ReplaceAll(s, `"github.com/tailroute/tailroute/`+dir+`"`, `"github.com/tailroute/tailroute/apache/`+dir+`"`)
+			for adapter := range Shared {
+				s = strings.ReplaceAll(s, `"github.com/tailroute/tailroute/`+adapter+`"`, `"github.com/tailroute/tailroute/apache/`+adapter+`"`)
+			}
 			g, err := format.Source([]byte(header(src) + s))
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", src, err)

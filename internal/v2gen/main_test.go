@@ -52,7 +52,8 @@ func TestGeneratedFilesAreMarked(t *testing.T) {
 	}
 }
 
-// TestRewrite: the driver's import is the one thing rewritten.
+// TestRewrite: the driver's import and the adapters' own import paths are
+// the things rewritten.
 func TestRewrite(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "policy"), 0o755))
@@ -71,4 +72,15 @@ func TestRewrite(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "policy", "wire.go"), []byte("package policy\n"), 0o644))
 	_, err = Generate(dir)
 	assert.ErrorContains(t, err, "policy/wire.go: want exactly one import of \"github.com/gocql/gocql\"")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "policy", "wire.go"), []byte(src), 0o644)) // valid again
+	src = "package speculative\n\nimport (\n\t\"github.com/gocql/gocql\"\n\t\"github.com/tailroute/tailroute/policy\"\n)\n\nvar _ gocql.HostSelectionPolicy = (*policy.Policy)(nil)\n"
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "speculative"), 0o755))
+	for _, f := range save["speculative"] {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "speculative", f), []byte(src), 0o644))
+	}
+	Shared = save
+	files, err = Generate(dir)
+	require.NoError(t, err)
+	assert.Contains(t, string(files["apache/speculative/wrap.go"]), "\t\"github.com/tailroute/tailroute/apache/policy\"\n", "the v2 adapter imports the v2 policy")
 }
