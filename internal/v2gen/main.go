@@ -5,7 +5,8 @@
 // drivers lives in hand-written files of each adapter (driver.go, doc.go,
 // and driver_test.go for the tests); the files listed in Shared are written
 // only by this command. The shared test files are the adapters' binding of
-// the contract suite (internal/contract) and the Pick benchmark.
+// the contract suite (internal/contract), the server-load tests (which reach
+// into the policy's poll query) and the Pick benchmark.
 //
 //	go generate ./apache/...   (runs: go run ../../internal/v2gen)
 //
@@ -26,7 +27,7 @@ import (
 
 // Shared lists, per v1 adapter directory, the files the v2 adapter shares.
 var Shared = map[string][]string{
-	"policy":      {"observe.go", "options.go", "policy.go", "serverload.go", "wire.go", "bench_test.go", "contract_test.go"},
+	"policy":      {"observe.go", "options.go", "policy.go", "serverload.go", "wire.go", "bench_test.go", "contract_test.go", "serverload_shared_test.go"},
 	"speculative": {"hedger.go", "recorder.go", "wire.go", "wrap.go", "contract_test.go"},
 }
 
