@@ -103,6 +103,55 @@ func BenchmarkPickArmedHedged(b *testing.B) {
 	}
 }
 
+// loadSource is a LoadSource with fixed answers: the load rule runs on
+// every eligible Pick (its reading is cached for a few ms).
+type loadSource struct {
+	fakeSource
+	wait time.Duration
+	sat  bool
+}
+
+func (s *loadSource) MaxSilence() time.Duration        { return 0 }
+func (s *loadSource) HedgeRoom() (time.Duration, bool) { return s.wait, s.sat }
+
+func loadRig(b *testing.B, sat bool) gocql.HostSelectionPolicy {
+	src := &loadSource{sat: sat}
+	src.set(5*time.Millisecond, true)
+	h, err := New(WithSource(src), WithBudget(1, time.Second))
+	if err != nil {
+		b.Fatal(err)
+	}
+	hosts := []*gocql.HostInfo{newHost("127.0.0.1"), newHost("127.0.0.2"), newHost("127.0.0.3")}
+	inner := newBenchPolicy(hosts...)
+	p := h.Wrap(&markless{benchPolicy: inner, fn: inner.marklessNext})
+	for _, x := range hosts {
+		p.AddHost(x)
+	}
+	return p
+}
+
+// BenchmarkPickLoadRuleArmed: an eligible query the load rule lets through
+// (armed; its first attempt wins).
+func BenchmarkPickLoadRuleArmed(b *testing.B) {
+	p := loadRig(b, false)
+	q := idem()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		p.Pick(q)().Mark(nil)
+	}
+}
+
+// BenchmarkPickLoadRuleSuppressed: an eligible query the load rule
+// suppresses (every host queueing).
+func BenchmarkPickLoadRuleSuppressed(b *testing.B) {
+	p := loadRig(b, true)
+	q := idem()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		p.Pick(q)().Mark(nil)
+	}
+}
+
 func BenchmarkPickArmedParallel(b *testing.B) {
 	_, p := benchRig(b, WithBudget(1, time.Second))
 	b.ReportAllocs()

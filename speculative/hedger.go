@@ -28,6 +28,17 @@ type SilenceSource interface {
 	MaxSilence() time.Duration
 }
 
+// LoadSource is a SilenceSource that also reports the load a hedge would
+// meet (policy.Policy implements it): with one, the Hedger applies the load
+// rule (see the package doc, "Load rule").
+type LoadSource interface {
+	SilenceSource
+	// HedgeRoom returns the expected response time of the host a hedge
+	// would go to, and whether every host whose worker count W_s is known
+	// has all its workers taken.
+	HedgeRoom() (wait time.Duration, saturated bool)
+}
+
 // Option configures a Hedger.
 type Option = hedge.Option
 
@@ -47,6 +58,7 @@ const (
 	DefaultBurstHorizon    = hedge.DefaultBurstHorizon    // 200ms
 	DefaultBurstFactor     = hedge.DefaultBurstFactor     // 3
 	DefaultBurstFloor      = hedge.DefaultBurstFloor      // 2
+	DefaultOutcomeWindow   = hedge.DefaultOutcomeWindow   // 2s: hedges won and lost are counted over it
 )
 
 // WithSource sets the latency source the hedge delay follows, e.g. the
@@ -91,6 +103,12 @@ func WithClock(clk tracker.Clock) Option { return hedge.WithClock(clk) }
 func WithBurstCap(horizon time.Duration, factor float64, floor int) Option {
 	return hedge.WithBurstCap(horizon, factor, floor)
 }
+
+// WithLoadRule turns the load rule (see the package doc) on or off;
+// default on. It applies when the source is a LoadSource (WithSource(p), p
+// our policy); with any other source the Hedger arms on the budget and the
+// burst cap alone.
+func WithLoadRule(on bool) Option { return hedge.WithLoadRule(on) }
 
 // Hedger is an adaptive, budgeted hedged-request controller for gocql
 // (Tail at Scale: "defer sending a secondary request until the first
@@ -158,6 +176,7 @@ var (
 	_ LatencySource                    = (*Recorder)(nil)
 	_ hedge.LatencySource              = (LatencySource)(nil)
 	_ hedge.SilenceSource              = (SilenceSource)(nil)
+	_ hedge.LoadSource                 = (LoadSource)(nil)
 	_ gocql.QueryObserver              = (*Recorder)(nil)
 	_ gocql.BatchObserver              = (*Recorder)(nil)
 )

@@ -28,6 +28,10 @@ type SilenceSource interface {
 	MaxSilence() time.Duration
 }
 
+// LoadSource is a SilenceSource that also reports the load a hedge would
+// meet (policy.Policy implements it); see the v1 package.
+type LoadSource = hedge.LoadSource
+
 // Option configures a Hedger.
 type Option = hedge.Option
 
@@ -48,6 +52,7 @@ const (
 	DefaultBurstHorizon    = hedge.DefaultBurstHorizon
 	DefaultBurstFactor     = hedge.DefaultBurstFactor
 	DefaultBurstFloor      = hedge.DefaultBurstFloor
+	DefaultOutcomeWindow   = hedge.DefaultOutcomeWindow
 )
 
 // WithSource sets the latency source the hedge delay follows; default a
@@ -79,6 +84,10 @@ func WithErrorHoldoff(d time.Duration) Option { return hedge.WithErrorHoldoff(d)
 // WithClock takes; default tracker.SystemClock. Tests use
 // tracker.ManualClock.
 func WithClock(clk tracker.Clock) Option { return hedge.WithClock(clk) }
+
+// WithLoadRule turns the load rule on or off; default on. See the v1
+// package.
+func WithLoadRule(on bool) Option { return hedge.WithLoadRule(on) }
 
 // WithBurstCap sets the burst cap; see the v1 package. Allowed horizon 0
 // (off) or 10ms..1min, factor 1..100, floor 0..1000000.

@@ -46,9 +46,12 @@ type Hedger struct {
 	delay       atomic.Int64 // current hedge delay, ns
 	nextRefresh atomic.Int64 // ns since base when the delay is due for a refresh
 
-	budget  *Budget
-	burst   *Budget       // hedges and executions over the burst horizon; nil when the cap is off
-	silence SilenceSource // the source, when it reports silence
+	budget   *Budget
+	burst    *Budget       // hedges and executions over the burst horizon; nil when the cap is off
+	silence  SilenceSource // the source, when it reports silence
+	load     LoadSource    // the source, when it reports the hosts' load (load rule)
+	room     room          // the latest reading of the hosts' load
+	outcomes *outcomes     // hedges won and lost over DefaultOutcomeWindow
 
 	// budget-pressure controller (see doc.go, "Hedge delay"); guarded by ctlMu,
 	// taken only by the one caller per refresh interval that refreshes.
@@ -63,6 +66,7 @@ type Hedger struct {
 	executions, eligible, armed, hedges atomic.Uint64
 	budgetDenied, noTarget, unreserved  atomic.Uint64
 	tooFewHosts                         atomic.Uint64
+	queueing, targetSlow, losing        atomic.Uint64
 	burstDenied, burstLifted, won, lost atomic.Uint64
 	hedgesInFlight                      atomic.Int64
 }
@@ -108,6 +112,11 @@ func New(opts ...Option) (*Hedger, error) {
 		h.silence = ss
 		h.burst = NewBudget(c.fraction, int64(c.burstHorizon))
 	}
+	if ls, ok := h.cfg.source.(LoadSource); ok {
+		h.load = ls
+	}
+	h.outcomes = newOutcomes(int64(DefaultOutcomeWindow))
+	h.room.residual.Store(-1)
 	h.exceed = 1 - c.quantile
 	h.effQuantile.Store(math.Float64bits(c.quantile))
 	h.delay.Store(int64(c.maxDelay))
@@ -171,7 +180,11 @@ func (h *Hedger) refresh(now int64) {
 			h.effQuantile.Store(math.Float64bits(1 - h.exceed))
 		}
 	}
-	h.delay.Store(int64(h.computeDelay(1 - h.exceed)))
+	d := h.computeDelay(1 - h.exceed)
+	h.delay.Store(int64(d))
+	if h.load != nil {
+		h.room.residual.Store(h.residualAt(h.exceed, d))
+	}
 }
 
 func (h *Hedger) computeDelay(q float64) time.Duration {
@@ -239,6 +252,12 @@ func (h *Hedger) Stats() Stats {
 		BurstDenied:    h.burstDenied.Load(),
 		BurstLifted:    h.burstLifted.Load(),
 		TooFewHosts:    h.tooFewHosts.Load(),
+		Queueing:       h.queueing.Load(),
+		TargetSlow:     h.targetSlow.Load(),
+		Losing:         h.losing.Load(),
+		BudgetScale:    h.scale(h.nowNs()),
+		Residual:       max(0, time.Duration(h.room.residual.Load())),
+		TargetWait:     time.Duration(h.room.wait.Load()),
 		NoTarget:       h.noTarget.Load(),
 		Unreserved:     h.unreserved.Load(),
 		Delay:          h.Delay(),

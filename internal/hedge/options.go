@@ -21,6 +21,7 @@ type config struct {
 	burstFactor  float64
 	burstFloor   int
 	clock        tracker.Clock
+	loadOff      bool // WithLoadRule(false)
 
 	errs []error // bad option values, reported by New
 }
