@@ -69,6 +69,8 @@ type PolicyResult struct {
 	ErrorsByKind map[string]int64 `json:"errors_by_kind,omitempty"`
 	// Fault is the fault node's share and recovery (error-node, recovering).
 	Fault *FaultStats `json:"fault,omitempty"`
+	// HedgeStats is what hedging did and cost (hedged policies only).
+	HedgeStats *HedgeStats `json:"hedge_stats,omitempty"`
 }
 
 // Report is one comparison (or a single-policy run).
@@ -256,6 +258,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 			_, err := fmt.Fprintln(w, "* interrupted: partial measurement")
 			return err
 		}
+	}
+	if err := r.writeHedging(w); err != nil {
+		return err
 	}
 	if err := r.writeFaults(w); err != nil {
 		return err

@@ -88,7 +88,7 @@ type Hedging struct {
 	Delay        time.Duration // current hedge delay
 	Quantile     float64       // quantile the delay follows now (>= the configured one under budget pressure)
 	// Load rule inputs now: the expected response time of the host a
-	// hedge would go to, the median remaining time of a request still
+	// hedge would go to, the mean remaining time of a request still
 	// running at the delay, and the share of the budget the loss record
 	// leaves (1 while hedges win at least half of the time).
 	TargetWait, Residual time.Duration

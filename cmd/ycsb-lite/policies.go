@@ -8,6 +8,7 @@ import (
 	"github.com/gocql/gocql"
 	"github.com/hailocab/go-hostpool"
 	"github.com/tailroute/tailroute/sim"
+	"github.com/tailroute/tailroute/stats"
 )
 
 // policyEnv is what a policy may need when it is installed.
@@ -46,6 +47,9 @@ type installed struct {
 	feedback func(*gocql.Iter) bool
 	// stats, when set, returns the policy's own per-host statistics for the JSON report.
 	stats func() any
+	// hedging, for +hedge policies, returns the hedger's counters (the
+	// table's hedging line and the report's hedge_stats).
+	hedging func() stats.Hedging
 }
 
 var policies = map[string]policySpec{}

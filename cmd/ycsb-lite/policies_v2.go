@@ -104,6 +104,7 @@ func hedgedV2(base installV2, variant hedgeVariant) installV2 {
 			cfg.RetryPolicy = &gocql2.SimpleRetryPolicy{NumRetries: 2}
 		}
 		inst.stats = hedgeStats(inst.stats, func() any { return h.Stats() })
+		inst.hedging = h.Stats
 		inst.arm = h.Arm
 		return inst, nil
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tailroute/tailroute/report"
 	"github.com/tailroute/tailroute/sim"
+	"github.com/tailroute/tailroute/stats"
 	"github.com/tailroute/tailroute/ycsb"
 )
 
@@ -99,6 +100,13 @@ func (r *runner) resultOf(p policyRun) *report.PolicyResult {
 			c.attempts.merge(wins)
 		}
 		pr.Fault = faultStats(node, fStart, fEnd, runStart, wins)
+	}
+	if clients[0].inst.hedging != nil {
+		hs := make([]stats.Hedging, len(clients))
+		for i, c := range clients {
+			hs[i] = c.inst.hedging()
+		}
+		pr.HedgeStats = report.HedgeStatsOf(hs)
 	}
 	if len(clients) == 1 {
 		if st := clients[0].inst.stats; st != nil {

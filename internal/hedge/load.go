@@ -94,9 +94,9 @@ type room struct {
 	wait      atomic.Int64 // HedgeRoom's wait, ns
 	saturated atomic.Bool
 	stalled   atomic.Bool // a host has been silent for at least the hedge delay
-	// residual is the median remaining time of a request still running at
-	// the hedge delay (set by refresh): Q(1 - (1-q)/2) - Q(q), q the
-	// effective quantile; -1 while the source has no estimate.
+	// residual is the mean remaining time of a request still running at
+	// the hedge delay (set by refresh, residualAt); -1 while the source
+	// has no estimate.
 	residual atomic.Int64
 }
 
@@ -116,14 +116,25 @@ func (h *Hedger) readRoom(nowNs int64) {
 	h.room.stalled.Store(h.load.MaxSilence() >= h.Delay())
 }
 
+// residualPoints is how many quantiles of the tail beyond the delay the
+// mean remaining time is taken over (at u = q + (1-q)(i-1/2)/k).
+const residualPoints = 8
+
 // residualAt computes room.residual for the effective exceedance ex (1 - q)
-// and the delay d: the median of the tail beyond the delay, less the delay.
+// and the delay d: the mean of the tail beyond the delay, less the delay
+// (the mean remaining time of a request still running at the delay). The
+// mean, not the median: the requests a stall holds are a small share of
+// that tail with a long remaining time, and they are what hedging is for.
 func (h *Hedger) residualAt(ex float64, d time.Duration) int64 {
-	hi, ok := h.cfg.source.LatencyQuantile(1 - ex/2)
-	if !ok {
-		return -1
+	var sum time.Duration
+	for i := 0; i < residualPoints; i++ {
+		v, ok := h.cfg.source.LatencyQuantile(1 - ex + ex*(float64(i)+0.5)/residualPoints)
+		if !ok {
+			return -1
+		}
+		sum += v
 	}
-	return int64(max(0, hi-d))
+	return int64(max(0, sum/residualPoints-d))
 }
 
 // Reason is why an eligible execution was not armed.

@@ -12,7 +12,7 @@ import (
 )
 
 // fakeLoad is a LoadSource with settable host state: the quantiles are
-// 20ms up to p95 and 50ms beyond (the median remaining time of a request
+// 20ms up to p95 and 50ms beyond (the mean remaining time of a request
 // still running at a 20ms delay is then 30ms).
 type fakeLoad struct {
 	silence   atomic.Int64
@@ -57,7 +57,7 @@ func TestLoadRuleTargetSlow(t *testing.T) {
 	src := &fakeLoad{}
 	h, clk := loadHedger(t, src)
 	require.Equal(t, 20*time.Millisecond, h.Delay())
-	assert.Equal(t, 30*time.Millisecond, h.Stats().Residual, "median remaining time at the delay: Q(0.975) - Q(0.95)")
+	assert.Equal(t, 30*time.Millisecond, h.Stats().Residual, "mean remaining time at the delay: mean of the tail beyond p95 (50ms) - Q(0.95)")
 
 	src.wait.Store(int64(30 * time.Millisecond))
 	assert.Equal(t, Armed, admit(h), "the hedge's host needs no longer than the first attempt still does")

@@ -18,7 +18,11 @@ const maxRoomHosts = 64
 //     the score, without the cube). A hedge goes to the second-ranked
 //     replica of its key; with the key's replicas spread over the hosts,
 //     that replica ranks, on average, in the middle (exactly so with
-//     replication factor 3). 0 when no host is up.
+//     replication factor 3). The client's own outstanding requests
+//     (os_s x w) count only on a host whose W_s is known: with W_s assumed
+//     (WithServerWorkers, default 1) they are the score's deliberately
+//     pessimistic herd guard, not a queue, and the host's R_s (plus a
+//     polled queue) is the estimate. 0 when no host is up.
 //   - saturated: every up local host whose worker count W_s is known
 //     (polled, WithServerLoad) has all its workers taken: outstanding x w +
 //     q_s >= W_s. False when no host's W_s is known: the client then cannot
@@ -45,7 +49,11 @@ func (p *Router[H, S]) HedgeRoom() (wait time.Duration, saturated bool) {
 		}
 		v := e.h.View(now)
 		w, workers := p.scoreWeights(v, now)
-		waits[n] = core.ExpectedResponse(v.ResponseTime, v.ServiceTime, v.QueueSize, v.Outstanding(), w, workers)
+		os := v.Outstanding()
+		if v.Workers <= 0 {
+			os = 0 // W_s unknown: os_s x w says nothing of a queue
+		}
+		waits[n] = core.ExpectedResponse(v.ResponseTime, v.ServiceTime, v.QueueSize, os, w, workers)
 		n++
 		if v.Workers > 0 {
 			known++

@@ -46,7 +46,7 @@ func New(h StatsSource, constLabels prometheus.Labels) *Collector {
 		winHedges:   d("window_hedges", "Hedges counted in the budget window."),
 		reserved:    d("reserved", "Budget reservations held by armed executions."),
 		targetWait:  d("target_wait_seconds", "Load rule: expected response time of the host a hedge would go to."),
-		residual:    d("residual_seconds", "Load rule: median remaining time of a request still running at the hedge delay."),
+		residual:    d("residual_seconds", "Load rule: mean remaining time of a request still running at the hedge delay."),
 		budgetScale: d("budget_scale", "Share of the budget the loss record leaves (1 while hedges win at least half of the time)."),
 	}
 }
