@@ -130,25 +130,22 @@ func loadRig(b *testing.B, sat bool) gocql.HostSelectionPolicy {
 	return p
 }
 
-// BenchmarkPickLoadRuleArmed: an eligible query the load rule lets through
-// (armed; its first attempt wins).
-func BenchmarkPickLoadRuleArmed(b *testing.B) {
-	p := loadRig(b, false)
-	q := idem()
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		p.Pick(q)().Mark(nil)
-	}
-}
-
-// BenchmarkPickLoadRuleSuppressed: an eligible query the load rule
-// suppresses (every host queueing).
-func BenchmarkPickLoadRuleSuppressed(b *testing.B) {
-	p := loadRig(b, true)
-	q := idem()
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		p.Pick(q)().Mark(nil)
+// BenchmarkPickLoadRule: an eligible query the load rule lets through
+// (armed; its first attempt wins), and one it suppresses (every host
+// queueing).
+func BenchmarkPickLoadRule(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		sat  bool
+	}{{"armed", false}, {"suppressed", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			p := loadRig(b, c.sat)
+			q := idem()
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				p.Pick(q)().Mark(nil)
+			}
+		})
 	}
 }
 

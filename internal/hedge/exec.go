@@ -49,28 +49,17 @@ func (h *Hedger) Admit(eligible, settable bool, up int32) Decision {
 	}
 	h.eligible.Add(1)
 	h.maybeRefresh(now)
-	switch h.arm(now, up) {
-	case armOK:
-		if !settable {
-			h.budget.Release()
-			return Pass
-		}
-		h.armed.Add(1)
-		return Armed
-	case ReasonFewHosts:
-		h.tooFewHosts.Add(1)
-	case ReasonQueueing:
-		h.queueing.Add(1)
-	case ReasonTarget:
-		h.targetSlow.Add(1)
-	case ReasonBurst:
-		h.burstDenied.Add(1)
-	case ReasonLosing:
-		h.losing.Add(1)
-	case ReasonBudget:
-		h.budgetDenied.Add(1)
+	r := h.arm(now, up)
+	if r != armOK {
+		h.suppressed[r].Add(1)
+		return Deny
 	}
-	return Deny
+	if !settable {
+		h.budget.Release()
+		return Pass
+	}
+	h.armed.Add(1)
+	return Armed
 }
 
 // arm decides whether an eligible execution is armed, in this order: at

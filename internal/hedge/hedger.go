@@ -64,10 +64,9 @@ type Hedger struct {
 	hostErr sync.Map // host key (the driver's *HostInfo) -> *atomic.Int64: ns since base of the host's last error
 
 	executions, eligible, armed, hedges atomic.Uint64
-	budgetDenied, noTarget, unreserved  atomic.Uint64
-	tooFewHosts                         atomic.Uint64
-	queueing, targetSlow, losing        atomic.Uint64
-	burstDenied, burstLifted, won, lost atomic.Uint64
+	noTarget, unreserved                atomic.Uint64
+	burstLifted, won, lost              atomic.Uint64
+	suppressed                          [nReasons]atomic.Uint64 // eligible executions not armed, by Reason
 	hedgesInFlight                      atomic.Int64
 }
 
@@ -248,13 +247,13 @@ func (h *Hedger) Stats() Stats {
 		Won:            h.won.Load(),
 		Lost:           h.lost.Load(),
 		InFlight:       h.hedgesInFlight.Load(),
-		BudgetDenied:   h.budgetDenied.Load(),
-		BurstDenied:    h.burstDenied.Load(),
+		BudgetDenied:   h.suppressed[ReasonBudget].Load(),
+		BurstDenied:    h.suppressed[ReasonBurst].Load(),
 		BurstLifted:    h.burstLifted.Load(),
-		TooFewHosts:    h.tooFewHosts.Load(),
-		Queueing:       h.queueing.Load(),
-		TargetSlow:     h.targetSlow.Load(),
-		Losing:         h.losing.Load(),
+		TooFewHosts:    h.suppressed[ReasonFewHosts].Load(),
+		Queueing:       h.suppressed[ReasonQueueing].Load(),
+		TargetSlow:     h.suppressed[ReasonTarget].Load(),
+		Losing:         h.suppressed[ReasonLosing].Load(),
 		BudgetScale:    h.scale(h.nowNs()),
 		Residual:       max(0, time.Duration(h.room.residual.Load())),
 		TargetWait:     time.Duration(h.room.wait.Load()),

@@ -148,6 +148,7 @@ const (
 	ReasonBurst           // burst cap
 	ReasonLosing          // the budget, shrunk because hedges mostly lose, is spent (the whole one is not)
 	ReasonBudget          // the long-run budget is spent
+	nReasons
 )
 
 // loadDenies applies the load rule to an eligible execution; armOK when
