@@ -81,18 +81,18 @@ type Hedging struct {
 	BurstLifted  uint64        // eligible executions over the burst cap, armed because a host was stalled
 	TooFewHosts  uint64        // eligible executions not armed: fewer than 2 hosts up
 	Queueing     uint64        // eligible executions not armed by the load rule: every host with a known W_s has all its workers taken
-	TargetSlow   uint64        // eligible executions not armed by the load rule: the hedge's host is expected to take longer than the first attempt still needs (TargetWait > Residual)
+	TargetSlow   uint64        // eligible executions not armed by the load rule: the hedge's host is expected to take longer than the first attempt has already waited when the hedge fires (TargetWait > Delay)
 	Losing       uint64        // eligible executions not armed: the budget, shrunk because hedges mostly lose (BudgetScale < 1), was spent
 	NoTarget     uint64        // hedges that fired but found no host left (see package speculative)
 	Unreserved   uint64        // hedges that fired after their reservation was released (see package speculative)
 	Delay        time.Duration // current hedge delay
 	Quantile     float64       // quantile the delay follows now (>= the configured one under budget pressure)
 	// Load rule inputs now: the expected response time of the host a
-	// hedge would go to, the mean remaining time of a request still
-	// running at the delay, and the share of the budget the loss record
-	// leaves (1 while hedges win at least half of the time).
-	TargetWait, Residual time.Duration
-	BudgetScale          float64
+	// hedge would go to (compared with Delay), and the share of the
+	// budget the loss record leaves (1 while hedges win at least half of
+	// the time).
+	TargetWait  time.Duration
+	BudgetScale float64
 	// Budget window: requests and hedges counted in the sliding window,
 	// and reservations currently held.
 	WindowRequests, WindowHedges uint64

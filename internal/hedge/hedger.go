@@ -115,7 +115,6 @@ func New(opts ...Option) (*Hedger, error) {
 		h.load = ls
 	}
 	h.outcomes = newOutcomes(int64(DefaultOutcomeWindow))
-	h.room.residual.Store(-1)
 	h.exceed = 1 - c.quantile
 	h.effQuantile.Store(math.Float64bits(c.quantile))
 	h.delay.Store(int64(c.maxDelay))
@@ -179,11 +178,7 @@ func (h *Hedger) refresh(now int64) {
 			h.effQuantile.Store(math.Float64bits(1 - h.exceed))
 		}
 	}
-	d := h.computeDelay(1 - h.exceed)
-	h.delay.Store(int64(d))
-	if h.load != nil {
-		h.room.residual.Store(h.residualAt(h.exceed, d))
-	}
+	h.delay.Store(int64(h.computeDelay(1 - h.exceed)))
 }
 
 func (h *Hedger) computeDelay(q float64) time.Duration {
@@ -255,7 +250,6 @@ func (h *Hedger) Stats() Stats {
 		TargetSlow:     h.suppressed[ReasonTarget].Load(),
 		Losing:         h.suppressed[ReasonLosing].Load(),
 		BudgetScale:    h.scale(h.nowNs()),
-		Residual:       max(0, time.Duration(h.room.residual.Load())),
 		TargetWait:     time.Duration(h.room.wait.Load()),
 		NoTarget:       h.noTarget.Load(),
 		Unreserved:     h.unreserved.Load(),

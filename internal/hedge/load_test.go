@@ -11,9 +11,8 @@ import (
 	"github.com/tailroute/tailroute/tracker"
 )
 
-// fakeLoad is a LoadSource with settable host state: the quantiles are
-// 20ms up to p95 and 50ms beyond (the mean remaining time of a request
-// still running at a 20ms delay is then 30ms).
+// fakeLoad is a LoadSource with settable host state; every quantile is
+// 20ms (the hedge delay).
 type fakeLoad struct {
 	silence   atomic.Int64
 	wait      atomic.Int64
@@ -21,13 +20,8 @@ type fakeLoad struct {
 	rooms     atomic.Int64 // HedgeRoom calls
 }
 
-func (f *fakeLoad) LatencyQuantile(q float64) (time.Duration, bool) {
-	if q <= 0.95+1e-9 {
-		return 20 * time.Millisecond, true
-	}
-	return 50 * time.Millisecond, true
-}
-func (f *fakeLoad) MaxSilence() time.Duration { return time.Duration(f.silence.Load()) }
+func (f *fakeLoad) LatencyQuantile(float64) (time.Duration, bool) { return 20 * time.Millisecond, true }
+func (f *fakeLoad) MaxSilence() time.Duration                     { return time.Duration(f.silence.Load()) }
 func (f *fakeLoad) HedgeRoom() (time.Duration, bool) {
 	f.rooms.Add(1)
 	return time.Duration(f.wait.Load()), f.saturated.Load()
@@ -57,19 +51,18 @@ func TestLoadRuleTargetSlow(t *testing.T) {
 	src := &fakeLoad{}
 	h, clk := loadHedger(t, src)
 	require.Equal(t, 20*time.Millisecond, h.Delay())
-	assert.Equal(t, 30*time.Millisecond, h.Stats().Residual, "mean remaining time at the delay: mean of the tail beyond p95 (50ms) - Q(0.95)")
 
-	src.wait.Store(int64(30 * time.Millisecond))
-	assert.Equal(t, Armed, admit(h), "the hedge's host needs no longer than the first attempt still does")
+	src.wait.Store(int64(20 * time.Millisecond))
+	assert.Equal(t, Armed, admit(h), "the hedge's host is expected to answer within the time the first attempt will have waited")
 
-	src.wait.Store(int64(31 * time.Millisecond))
+	src.wait.Store(int64(21 * time.Millisecond))
 	assert.Equal(t, Armed, admit(h), "the reading is reused within roomInterval")
 	clk.Advance(roomInterval)
-	assert.Equal(t, Deny, admit(h), "the hedge's host is expected to take longer than the first attempt still needs")
+	assert.Equal(t, Deny, admit(h), "the hedge's host is expected to take longer than the delay")
 	st := h.Stats()
 	assert.Equal(t, uint64(1), st.TargetSlow)
 	assert.Equal(t, uint64(2), st.Armed)
-	assert.Equal(t, 31*time.Millisecond, st.TargetWait)
+	assert.Equal(t, 21*time.Millisecond, st.TargetWait)
 	assert.Equal(t, int64(2), src.rooms.Load(), "one reading per interval")
 }
 
@@ -139,19 +132,20 @@ func TestLoadRuleNeedsLoadSource(t *testing.T) {
 	}
 	assert.Equal(t, Armed, admit(h))
 	assert.Equal(t, 1.0, h.Stats().BudgetScale)
-	assert.Zero(t, h.Stats().Residual)
+	assert.Zero(t, h.Stats().TargetWait)
 }
 
 func TestBudgetScale(t *testing.T) {
 	assert.Equal(t, 1.0, budgetScale(0, 0), "no record")
 	assert.Equal(t, 1.0, budgetScale(0, minOutcomes-1), "too few decided hedges")
 	assert.Equal(t, 1.0, budgetScale(5, 5), "winning half of the time")
-	assert.InDelta(t, 0.4, budgetScale(2, 8), 1e-9, "win share 0.2: 0.2/0.5 of the budget")
+	assert.Equal(t, 1.0, budgetScale(4, 8), "winning a third of the time")
+	assert.InDelta(t, 0.6, budgetScale(2, 8), 1e-9, "win share 0.2: 0.2/(1/3) of the budget")
 	assert.Equal(t, minBudgetScale, budgetScale(0, 20), "never below the floor")
 }
 
 // TestLossRecordShrinksBudget: while hedges mostly lose, the budget shrinks
-// to win share / 0.5 of itself; the executions it then refuses count as
+// to win share x 3 of itself; the executions it then refuses count as
 // Losing, those the whole budget would refuse as BudgetDenied; the record
 // slides out of its window.
 func TestLossRecordShrinksBudget(t *testing.T) {
@@ -161,11 +155,11 @@ func TestLossRecordShrinksBudget(t *testing.T) {
 		h.Admit(false, false, 3) // 100 executions
 	}
 	for i := 0; i < 10; i++ {
-		h.outcomes.add(h.nowNs(), i < 2) // 2 won, 8 lost: scale 0.4
+		h.outcomes.add(h.nowNs(), i < 2) // 2 won, 8 lost: scale 0.6
 	}
-	assert.InDelta(t, 0.4, h.Stats().BudgetScale, 1e-9)
-	// the i-th armed execution needs i <= 0.4 x 0.1 x (100 + i): 4 of them
-	for i := 0; i < 4; i++ {
+	assert.InDelta(t, 0.6, h.Stats().BudgetScale, 1e-9)
+	// the i-th armed execution needs i <= 0.6 x 0.1 x (100 + i): 6 of them
+	for i := 0; i < 6; i++ {
 		require.Equal(t, Armed, h.Admit(true, true, 3), "execution %d: within the shrunk budget", i)
 	}
 	assert.Equal(t, Deny, h.Admit(true, true, 3))
@@ -174,8 +168,8 @@ func TestLossRecordShrinksBudget(t *testing.T) {
 
 	clk.Advance(DefaultOutcomeWindow) // the record slides out; the budget window (10s) still counts
 	assert.Equal(t, 1.0, h.Stats().BudgetScale)
-	// 105 executions so far, 4 tokens held: 4 + i <= 0.1 x (105 + i) for 7 more
-	for i := 0; i < 7; i++ {
+	// 107 executions so far, 6 tokens held: 6 + i <= 0.1 x (107 + i) for 5 more
+	for i := 0; i < 5; i++ {
 		require.Equal(t, Armed, h.Admit(true, true, 3), "execution %d: the whole budget again", i)
 	}
 	assert.Equal(t, Deny, h.Admit(true, true, 3))

@@ -18,7 +18,7 @@ type Collector struct {
 	executions, eligible, armed, fired, won, lost, suppressed *prometheus.Desc
 	noTarget, unreserved, lifted                              *prometheus.Desc
 	inFlight, delay, quantile, winReq, winHedges, reserved    *prometheus.Desc
-	targetWait, residual, budgetScale                         *prometheus.Desc
+	targetWait, budgetScale                                   *prometheus.Desc
 }
 
 // New returns a collector for h. constLabels (may be nil) are added to every
@@ -46,7 +46,6 @@ func New(h StatsSource, constLabels prometheus.Labels) *Collector {
 		winHedges:   d("window_hedges", "Hedges counted in the budget window."),
 		reserved:    d("reserved", "Budget reservations held by armed executions."),
 		targetWait:  d("target_wait_seconds", "Load rule: expected response time of the host a hedge would go to."),
-		residual:    d("residual_seconds", "Load rule: mean remaining time of a request still running at the hedge delay."),
 		budgetScale: d("budget_scale", "Share of the budget the loss record leaves (1 while hedges win at least half of the time)."),
 	}
 }
@@ -55,7 +54,7 @@ func New(h StatsSource, constLabels prometheus.Labels) *Collector {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.executions, c.eligible, c.armed, c.fired, c.won, c.lost, c.suppressed,
 		c.noTarget, c.unreserved, c.lifted, c.inFlight, c.delay, c.quantile, c.winReq, c.winHedges, c.reserved,
-		c.targetWait, c.residual, c.budgetScale} {
+		c.targetWait, c.budgetScale} {
 		ch <- d
 	}
 }
@@ -86,6 +85,5 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	m(c.winHedges, g, float64(s.WindowHedges))
 	m(c.reserved, g, float64(s.Reserved))
 	m(c.targetWait, g, s.TargetWait.Seconds())
-	m(c.residual, g, s.Residual.Seconds())
 	m(c.budgetScale, g, s.BudgetScale)
 }
