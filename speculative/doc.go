@@ -135,44 +135,47 @@
 //
 //  1. At least 2 hosts up (too_few_hosts).
 //  2. While some host has been silent, attempts in flight and no answer,
-//     for at least the hedge delay (a stall), rules 3-5 stand aside: the
-//     requests a stalled host holds are what hedging is for, and the hosts
-//     a hedge goes to are idle rather than busy.
+//     for at least the hedge delay (a stall), rules 3 and 4 and the loss
+//     record of rule 5 stand aside (the burst cap has the same lift; the
+//     budget stays): the requests a stalled host holds are what hedging
+//     is for, and the hosts a hedge goes to are idle rather than busy.
 //  3. Queueing: not while every host whose worker count W_s is known
 //     (polled, policy.WithServerLoad) has all its workers taken:
 //     outstanding x w + the polled queue (pending tasks) >= W_s. A hedge
 //     would only wait. Without a known W_s this test is off: the client
 //     cannot tell a queue from work in service.
 //  4. Target wait: not while the host a hedge would go to is expected to
-//     take longer than the first attempt still needs. The hedge goes to
-//     the second-ranked replica of its key, which ranks, on average, in
-//     the middle of the hosts, so its expected response time is the
-//     median host's C3 estimate R_s - 1/mu_s + qeff_s/mu_s (the score's
-//     inputs without the cube; the client's own outstanding requests
-//     count only where W_s is known). What the first attempt still needs
-//     once it has waited the delay d is the mean remaining time of the
-//     requests still running at d: the mean of the latency tail beyond
-//     the delay's quantile, less d. The mean, not the median: the
-//     requests a stall holds are a small share of that tail with a long
-//     remaining time. At high load every replica's R_s rises toward the
-//     tail itself and the hedge stands down; with one slow or paused
-//     node the others answer in about their service time and it goes.
+//     take longer than the first attempt will have waited when the hedge
+//     fires (the delay d, the p95 of recent latencies). Such a host is
+//     itself in the tail: its queue, not the first attempt, decides when
+//     a hedge there answers, and the hedge only lengthens that queue. The
+//     hedge goes to the second-ranked replica of its key, which ranks, on
+//     average, in the middle of the hosts, so its expected response time
+//     is the median host's C3 estimate R_s - 1/mu_s + qeff_s/mu_s (the
+//     score's inputs without the cube; the client's own outstanding
+//     requests count only where W_s is known). In a calm cluster, one
+//     node slow or paused, the others answer well within d and the hedge
+//     goes; when most hosts queue, their expected response times pass d.
 //  5. Burst cap (burst), then the budget (budget), shrunk while hedges
 //     mostly lose (losing): over the last DefaultOutcomeWindow (2s), with
-//     at least 10 hedges decided, a win share below one half scales the
-//     budget fraction by share/0.5 (at least 0.1 of it, so a few hedges
+//     at least 10 hedges decided, a win share below one third scales the
+//     budget fraction by share x 3 (at least 0.1 of it, so a few hedges
 //     keep the record alive and it can recover). A hedge that loses was
-//     pure extra load; one that mostly loses is fired where the first
-//     attempt was about to answer anyway.
+//     pure extra load, and one fired where hedges lose two times in three
+//     mostly is. Hedges fired at p95 in a calm cluster win about as often
+//     as they lose (the first attempt is just past p95); a threshold at
+//     one half would shrink the budget there and starve the reserve that
+//     stalls need, since a stall cannot be seen at Pick until the host
+//     has been silent for d.
 //
-// Rules 2-5's inputs come from the source: a LoadSource (our policy of
+// The rule's inputs come from the source: a LoadSource (our policy of
 // either driver: WithSource(p)) reports the hosts' load (HedgeRoom) and
 // silence; the hedger reads them at most once per 5ms, not per request.
 // With any other source (the built-in Recorder, another policy) rules 2-4
 // and the loss record are off, as there is nothing to read them from, and
 // the Hedger arms on the budget and the burst cap alone. WithLoadRule(false)
-// turns the rule off. Stats.TargetWait, Residual and BudgetScale show
-// its inputs in force.
+// turns the rule off. Stats.TargetWait and BudgetScale show its inputs in
+// force.
 //
 // # Metrics
 //

@@ -20,8 +20,9 @@ import (
 //     Disable untouched (no hedge for the former: gocql's rule);
 //   - for every other *gocql.Query / *gocql.Batch, sets the query's
 //     SpeculativeExecutionPolicy: one extra attempt after Hedger.Delay()
-//     when at least 2 hosts are up, the burst cap allows it (WithBurstCap)
-//     and a budget token could be reserved, otherwise none. gocql v1.7.0 has no cluster-wide speculative
+//     when at least 2 hosts are up, the load rule (see the package doc)
+//     and the burst cap (WithBurstCap) allow it and a budget token could be
+//     reserved, otherwise none. gocql v1.7.0 has no cluster-wide speculative
 //     setting; doing it here is what makes one Wire call hedge every query.
 //
 // The returned NextHost never yields a host twice, so the hedge never goes
