@@ -39,12 +39,11 @@ func NewBudget(fraction float64, windowNs int64) *Budget {
 	return b
 }
 
-func (b *Budget) epoch(nowNs int64) uint32 {
-	if nowNs < 0 {
-		nowNs = 0
-	}
-	return uint32(nowNs / b.bucketNs)
-}
+func (b *Budget) epoch(nowNs int64) uint32 { return epochOf(nowNs, b.bucketNs) }
+
+// epochOf is the bucket epoch of time nowNs (ns, negative read as 0) with
+// buckets of bucketNs.
+func epochOf(nowNs, bucketNs int64) uint32 { return uint32(max(0, nowNs) / bucketNs) }
 
 // addTagged adds d to the bucket word for epoch tag, resetting the count
 // first when the word still belongs to an older epoch.

@@ -59,7 +59,7 @@ func newOutcomes(windowNs int64) *outcomes {
 	return &outcomes{bucketNs: max(1, windowNs/budgetBuckets)}
 }
 
-func (o *outcomes) epoch(nowNs int64) uint32 { return uint32(max(0, nowNs) / o.bucketNs) }
+func (o *outcomes) epoch(nowNs int64) uint32 { return epochOf(nowNs, o.bucketNs) }
 
 // add counts one decided hedge.
 func (o *outcomes) add(nowNs int64, won bool) {
