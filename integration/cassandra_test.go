@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"slices"
 	"testing"
 	"time"
 
@@ -21,7 +22,7 @@ import (
 // Cassandra image named by TAILROUTE_CASSANDRA_IMAGE that is already present
 // locally (nothing is pulled). Three nodes join one after another with the
 // image's default vnodes (never initial_token=0), each publishing CQL on
-// 127.0.0.20K and advertising it as broadcast_rpc_address.
+// 127.0.S.20K and advertising it as broadcast_rpc_address.
 func TestRealCassandra(t *testing.T) {
 	img := os.Getenv("TAILROUTE_CASSANDRA_IMAGE")
 	if img == "" {
@@ -33,7 +34,7 @@ func TestRealCassandra(t *testing.T) {
 	}
 	c := newCluster(t)
 	for k := 1; k <= 3; k++ {
-		ip := fmt.Sprintf("127.0.0.%d", 200+k)
+		ip := nodeIP(100 + k) // 127.0.S.(200+k)
 		addr := netip.MustParseAddr(ip)
 		req := testcontainers.ContainerRequest{
 			Image:        img,
@@ -55,11 +56,11 @@ func TestRealCassandra(t *testing.T) {
 	setup, _ := session(t, []string{c.nodes[0].ip}, "", tailroute(t, &pol))
 	up := 0
 	for _, h := range pol.Stats() {
-		if ip, _, err := net.SplitHostPort(h.Address); err == nil && h.Up && ip >= "127.0.0.201" && ip <= "127.0.0.203" {
+		if ip, _, err := net.SplitHostPort(h.Address); err == nil && h.Up && slices.Contains(c.hosts(), ip) {
 			up++
 		}
 	}
-	assert.Equal(t, 3, up, "all three Cassandra nodes discovered on their 127.0.0.20K addresses")
+	assert.Equal(t, 3, up, "all three Cassandra nodes discovered on their 127.0.S.20K addresses")
 	createSchema(t, setup, "faults", 3, 100)
 
 	s, _ := session(t, c.hosts(), "faults", tailroute(t, &pol))

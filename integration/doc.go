@@ -3,11 +3,13 @@
 // themselves, nothing pulled) run as containers on a Docker network of the
 // test's own, and real gocql with tailroute's policy connects to them.
 //
-// Addressing: node K publishes its CQL port on 127.0.0.(100+K):9042 and its
-// admin endpoint on 127.0.0.(100+K):7070, and advertises 127.0.0.(100+K) in
-// system.local/system.peers, so gocql only ever dials loopback; the nodes
-// forward writes and DDL to each other over the Docker network (cqlsim
-// -cluster members written ip@alias:adminport).
+// Addressing: node K publishes its CQL port on 127.0.S.(100+K):9042 and its
+// admin endpoint on 127.0.S.(100+K):7070, and advertises 127.0.S.(100+K) in
+// system.local/system.peers, so gocql only ever dials loopback; S (1..250)
+// comes from the test process's PID, so runs from several worktrees on one
+// machine do not share addresses. The nodes forward writes and DDL to each
+// other over the Docker network (cqlsim -cluster members written
+// ip@alias:adminport).
 //
 // Scenarios:
 //
@@ -17,7 +19,7 @@
 //	                    readers: no read fails, new attempts to it stop within
 //	                    400 ms, p99/p95/slow share far below token-aware
 //	                    round robin's in the same test
-//	TestThreeNodeFaults discovery; a node slowed 10x through POST /model loses
+//	TestThreeNodeFaults discovery; a node slowed 25x through POST /model loses
 //	                    its share; docker stop: reads keep succeeding; docker
 //	                    start: the node serves reads again within 45 s
 //	TestRealCassandra   discovery and the pause scenario against a real
@@ -26,6 +28,7 @@
 //
 // Without Docker the tests skip with a message, unless
 // TAILROUTE_REQUIRE_DOCKER=1 (set by .ci/run), which makes that a failure.
-// Containers and networks are labelled and always removed, also after a
-// failed or interrupted earlier run.
+// Containers and networks are labelled with the test process's PID and
+// always removed, also after a failed or interrupted earlier run; a run
+// never removes those of another run that is still alive.
 package integration

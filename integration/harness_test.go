@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,12 +29,20 @@ import (
 )
 
 const (
-	label      = "tailroute-integration"
+	// label is the key of the label on every container and network a run
+	// makes; its value is the test process's PID, so a run removes what
+	// dead runs left and never what a concurrent run is using.
+	label      = "tailroute-integration-pid"
 	imageRepo  = "tailroute-cqlsim"
 	imageTag   = "integration"
 	adminPort  = 7070
-	firstOctet = 100 // node K is 127.0.0.(100+K)
+	firstOctet = 100 // node K is 127.0.S.(100+K)
 )
+
+// runSubnet is S in the nodes' addresses 127.0.S.(100+K): 1..250 from the
+// PID, so concurrent runs on one machine (several worktrees) bind different
+// addresses instead of fighting over 127.0.0.10K:9042.
+var runSubnet = 1 + os.Getpid()%250
 
 var dockerErr error // why Docker cannot be used, nil when it can
 
@@ -60,18 +71,38 @@ func probeDocker() error {
 	return nil
 }
 
-// removeStale force-removes containers (they would hold the 127.0.0.10K
-// ports) and networks left by an earlier, interrupted run.
+// removeStale force-removes the containers (they would hold their
+// addresses' ports) and networks left by runs that are no longer alive
+// (interrupted, killed), and this run's own.
 func removeStale() {
-	out, _ := exec.Command("docker", "ps", "-aq", "--filter", "label="+label).Output()
-	if ids := strings.Fields(string(out)); len(ids) > 0 {
+	stale := func(kind ...string) []string {
+		out, _ := exec.Command("docker", append(kind, "--filter", "label="+label, "--format", `{{.ID}} {{.Label "`+label+`"}}`)...).Output()
+		var ids []string
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			var id string
+			var pid int
+			if n, _ := fmt.Sscanf(line, "%s %d", &id, &pid); n == 2 && (pid == os.Getpid() || !processAlive(pid)) {
+				ids = append(ids, id)
+			}
+		}
+		return ids
+	}
+	if ids := stale("ps", "-a"); len(ids) > 0 {
 		_ = exec.Command("docker", append([]string{"rm", "-f"}, ids...)...).Run()
 	}
-	out, _ = exec.Command("docker", "network", "ls", "-q", "--filter", "label="+label).Output()
-	if ids := strings.Fields(string(out)); len(ids) > 0 {
+	if ids := stale("network", "ls"); len(ids) > 0 {
 		_ = exec.Command("docker", append([]string{"network", "rm"}, ids...)...).Run()
 	}
 }
+
+// processAlive reports whether a process with this PID exists.
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// runLabels are the labels of every container and network of this run.
+func runLabels() map[string]string { return map[string]string{label: strconv.Itoa(os.Getpid())} }
 
 // requireDocker skips the test without Docker, or fails it when CI demands Docker.
 func requireDocker(t *testing.T) {
@@ -150,7 +181,7 @@ type cluster struct {
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
 	ctx := context.Background()
-	nw, err := network.New(ctx, network.WithLabels(map[string]string{label: "1"}))
+	nw, err := network.New(ctx, network.WithLabels(runLabels()))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = nw.Remove(context.Background()) })
 	dc, err := testcontainers.NewDockerClientWithOpts(ctx)
@@ -163,7 +194,7 @@ func newCluster(t *testing.T) *cluster {
 // cluster's network under alias.
 func (c *cluster) startNode(t *testing.T, ip, alias string, req testcontainers.ContainerRequest) {
 	t.Helper()
-	req.Labels = map[string]string{label: "1"}
+	req.Labels = runLabels()
 	req.Networks = []string{c.network}
 	req.NetworkAliases = map[string][]string{c.network: {alias}}
 	ctr, err := testcontainers.GenericContainer(context.Background(), testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
@@ -182,7 +213,7 @@ func (c *cluster) hosts() []string {
 	return h
 }
 
-func nodeIP(k int) string { return fmt.Sprintf("127.0.0.%d", firstOctet+k) }
+func nodeIP(k int) string { return fmt.Sprintf("127.0.%d.%d", runSubnet, firstOctet+k) }
 
 // startCluster starts n simulated nodes (extra cqlsim flags apply to all) and
 // removes them and their network when the test ends.
@@ -209,7 +240,7 @@ func startCluster(t *testing.T, n int, extra ...string) *cluster {
 					mnet.MustParsePort(fmt.Sprintf("%d/tcp", adminPort)): {{HostIP: addr, HostPort: fmt.Sprint(adminPort)}},
 				}
 			},
-			// ForListeningPort checks another host than our 127.0.0.K binding; cqlsim prints this when serving.
+			// ForListeningPort checks another host than our 127.0.S.K binding; cqlsim prints this when serving.
 			WaitingFor: wait.ForLog("cqlsim ready").WithStartupTimeout(60 * time.Second),
 		}
 		c.startNode(t, ip, fmt.Sprintf("n%d", k), req)

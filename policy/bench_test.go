@@ -8,6 +8,7 @@ import (
 
 	"github.com/gocql/gocql"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/simtest"
 	"github.com/tailroute/tailroute/sim"
 )
@@ -35,7 +36,7 @@ func BenchmarkPickMark(b *testing.B) {
 	for i := range queries {
 		queries[i] = fakeQuery{key: []byte(fmt.Sprintf("user%d", i*7919)), ks: "bench"}
 	}
-	ours := func(b *testing.B, opts ...Option) *Policy {
+	ours := func(b *testing.B, opts ...tailroute.Option) *Policy {
 		p, err := New(opts...)
 		require.NoError(b, err)
 		p.Init(s)
@@ -57,18 +58,18 @@ func BenchmarkPickMark(b *testing.B) {
 	}
 	for _, tc := range []struct {
 		name string
-		opts []Option
+		opts []tailroute.Option
 	}{
-		{"c3", []Option{WithMaxBackpressureWait(0)}},
-		{"c3-norate", []Option{WithRateControl(false)}},
-		{"p2c", []Option{WithStrategy(P2C)}},
-		{"roundrobin", []Option{WithStrategy(RoundRobin)}},
+		{"c3", []tailroute.Option{tailroute.WithMaxBackpressureWait(0)}},
+		{"c3-norate", []tailroute.Option{tailroute.WithRateControl(false)}},
+		{"p2c", []tailroute.Option{tailroute.WithStrategy(tailroute.P2C)}},
+		{"roundrobin", []tailroute.Option{tailroute.WithStrategy(tailroute.RoundRobin)}},
 	} {
 		b.Run(tc.name, func(b *testing.B) { run(b, ours(b, tc.opts...), queries) })
 	}
 	b.Run("c3-wired", func(b *testing.B) {
 		// as with Wire: Mark only ends the attempt, the observer measures
-		p := ours(b, WithMaxBackpressureWait(0))
+		p := ours(b, tailroute.WithMaxBackpressureWait(0))
 		cfg := gocql.NewCluster("127.0.0.1")
 		require.NoError(b, Wire(cfg, p))
 		obs := cfg.QueryObserver
@@ -89,7 +90,7 @@ func BenchmarkPickMark(b *testing.B) {
 		for i := range qs {
 			qs[i].idempotent = true
 		}
-		run(b, ours(b, WithMaxBackpressureWait(0)), qs)
+		run(b, ours(b, tailroute.WithMaxBackpressureWait(0)), qs)
 	})
 	b.Run("gocql-tokenaware-rr", func(b *testing.B) {
 		tap := gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
@@ -102,7 +103,7 @@ func BenchmarkPickMark(b *testing.B) {
 		run(b, tap, queries)
 	})
 	b.Run("c3-parallel", func(b *testing.B) {
-		p := ours(b, WithMaxBackpressureWait(0))
+		p := ours(b, tailroute.WithMaxBackpressureWait(0))
 		b.ReportAllocs()
 		b.ResetTimer()
 		b.RunParallel(func(pb *testing.PB) {

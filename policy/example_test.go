@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/policy"
 	"github.com/tailroute/tailroute/sim"
 )
@@ -87,7 +88,7 @@ func ExampleWire() {
 // ExampleNew shows option validation: a bad option is an error naming the
 // option, the value and the allowed range.
 func ExampleNew() {
-	_, err := policy.New(policy.WithStrategy(policy.P2C), policy.WithJitter(2))
+	_, err := policy.New(tailroute.WithStrategy(tailroute.P2C), tailroute.WithJitter(2))
 	fmt.Println(err)
 	// Output:
 	// policy: WithJitter: Jitter = 2, allowed 0..0.5

@@ -10,13 +10,14 @@ import (
 	"github.com/gocql/gocql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/tracker"
 )
 
 // wired returns a test policy whose measurements come from the observer,
 // as with Wire, and a function that records one attempt on host i at the
 // policy's clock: latency d, error err.
-func wired(t *testing.T, n int, opts ...Option) (*Policy, []*gocql.HostInfo, func(i int, d time.Duration, err error)) {
+func wired(t *testing.T, n int, opts ...tailroute.Option) (*Policy, []*gocql.HostInfo, func(i int, d time.Duration, err error)) {
 	p, hosts, clk := testPolicy(t, n, opts...)
 	Wire(gocql.NewCluster("127.0.0.1"), p)
 	base := time.Unix(1e9, 0)
@@ -53,10 +54,10 @@ var errorKinds = []struct {
 // and only through probes at 100 % — with C3 and with P2C, whose
 // in-flight counts fast failures would otherwise keep low.
 func TestFailingHostRepelsTraffic(t *testing.T) {
-	for _, strat := range []Strategy{C3, P2C} {
+	for _, strat := range []tailroute.Strategy{tailroute.C3, tailroute.P2C} {
 		for _, k := range errorKinds {
 			t.Run(strat.String()+"/"+k.name, func(t *testing.T) {
-				p, _, obs := wired(t, 3, WithStrategy(strat), WithRateControl(false))
+				p, _, obs := wired(t, 3, tailroute.WithStrategy(strat), tailroute.WithRateControl(false))
 				tr := p.r.Tracker()
 				for i := 0; i < 40; i++ {
 					obs(0, 5*time.Millisecond, nil)
@@ -131,9 +132,9 @@ func drive(t *testing.T, p *Policy, hosts []*gocql.HostInfo, obs func(int, time.
 // first choice again at its first probe after it stops failing (streak
 // rule), i.e. within ProbeAfter: its share of picks 1-2s after is fair.
 func TestFailedHostRecovers(t *testing.T) {
-	for _, strat := range []Strategy{C3, P2C} {
+	for _, strat := range []tailroute.Strategy{tailroute.C3, tailroute.P2C} {
 		t.Run(strat.String(), func(t *testing.T) {
-			p, hosts, obs := wired(t, 3, WithStrategy(strat), WithRateControl(false))
+			p, hosts, obs := wired(t, 3, tailroute.WithStrategy(strat), tailroute.WithRateControl(false))
 			start := p.r.Tracker().Clock().Now()
 			failUntil := start + 3*time.Second
 			to2 := drive(t, p, hosts, obs, time.Millisecond, 5*time.Second, func(now time.Duration) bool { return now < failUntil })
@@ -157,17 +158,17 @@ func TestFailedHostRecovers(t *testing.T) {
 // attempts falls as the load grows; WithProbe(0, ...) stops them.
 func TestDemotedProbeRate(t *testing.T) {
 	always := func(time.Duration) bool { return true }
-	for _, strat := range []Strategy{C3, P2C} {
+	for _, strat := range []tailroute.Strategy{tailroute.C3, tailroute.P2C} {
 		for _, step := range []time.Duration{time.Millisecond, 10 * time.Millisecond} {
 			t.Run(fmt.Sprintf("%v/%v", strat, step), func(t *testing.T) {
-				p, hosts, obs := wired(t, 3, WithStrategy(strat), WithRateControl(false), WithProbe(0.01, 500*time.Millisecond))
+				p, hosts, obs := wired(t, 3, tailroute.WithStrategy(strat), tailroute.WithRateControl(false), tailroute.WithProbe(0.01, 500*time.Millisecond))
 				drive(t, p, hosts, obs, step, time.Second, always) // found failing
 				to2 := drive(t, p, hosts, obs, step, 10*time.Second, always)
 				assert.InDelta(t, 20, len(to2), 2, "10s at one probe per 500ms: %v", to2)
 			})
 		}
 		t.Run(strat.String()+"/off", func(t *testing.T) {
-			p, hosts, obs := wired(t, 3, WithStrategy(strat), WithRateControl(false), WithProbe(0, time.Second))
+			p, hosts, obs := wired(t, 3, tailroute.WithStrategy(strat), tailroute.WithRateControl(false), tailroute.WithProbe(0, time.Second))
 			drive(t, p, hosts, obs, time.Millisecond, time.Second, always)
 			to2 := drive(t, p, hosts, obs, time.Millisecond, 5*time.Second, always)
 			assert.Empty(t, to2, "probes off")

@@ -6,7 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/tailroute/tailroute/tracker"
+	"github.com/tailroute/tailroute"
+	"github.com/tailroute/tailroute/internal/track"
 )
 
 // TestHedgeRoom: the wait is the median host's expected response time
@@ -16,12 +17,12 @@ import (
 // a known W_s to have all its workers taken, and is never reported while
 // no W_s is known.
 func TestHedgeRoom(t *testing.T) {
-	p, hosts, clk := testPolicy(t, 5, WithRateControl(false))
+	p, hosts, clk := testPolicy(t, 5, tailroute.WithRateControl(false))
 	tr := p.r.Tracker()
 	for i, r := range []time.Duration{2, 4, 6, 8, 100} {
 		h := tr.Host("h" + string(rune('0'+i)))
 		for k := 0; k < 50; k++ {
-			h.Observe(tr.Now(), r*time.Millisecond, tracker.Success)
+			h.Observe(tr.Now(), r*time.Millisecond, track.Success)
 		}
 	}
 	wait, sat := p.HedgeRoom()
@@ -54,7 +55,7 @@ func TestHedgeRoom(t *testing.T) {
 	tr.Host("h0").End(a0)
 	_, sat = p.HedgeRoom()
 	assert.False(t, sat, "h0 has a free worker again")
-	for _, a := range []tracker.Attempt{b3, c3} {
+	for _, a := range []track.Attempt{b3, c3} {
 		tr.Host("h3").End(a)
 	}
 	tr.Host("h1").End(a1)

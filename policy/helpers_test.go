@@ -7,6 +7,7 @@ import (
 
 	"github.com/gocql/gocql"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/tracker"
 )
 
@@ -33,10 +34,10 @@ func newHostInfo(id, ip string) *gocql.HostInfo {
 
 // testPolicy returns a policy over n token-less hosts ("h0".. at 127.0.1.x)
 // and a manual clock.
-func testPolicy(t testing.TB, n int, opts ...Option) (*Policy, []*gocql.HostInfo, *tracker.ManualClock) {
+func testPolicy(t testing.TB, n int, opts ...tailroute.Option) (*Policy, []*gocql.HostInfo, *tracker.ManualClock) {
 	t.Helper()
 	clk := tracker.NewManualClock(10 * time.Second)
-	p, err := New(append([]Option{WithClock(clk)}, opts...)...)
+	p, err := New(append([]tailroute.Option{tailroute.WithClock(clk)}, opts...)...)
 	require.NoError(t, err)
 	var hosts []*gocql.HostInfo
 	for i := 0; i < n; i++ {

@@ -6,7 +6,8 @@ import (
 
 	"github.com/gocql/gocql"
 	"github.com/tailroute/tailroute/internal/cqlerr"
-	"github.com/tailroute/tailroute/tracker"
+	"github.com/tailroute/tailroute/internal/payload"
+	"github.com/tailroute/tailroute/internal/track"
 )
 
 // observer is the gocql.QueryObserver and gocql.BatchObserver installed by
@@ -56,29 +57,22 @@ func (p *Policy) observe(ctx context.Context, host *gocql.HostInfo, start, end t
 // cqlerr.Classify: request errors of the query itself count as answered,
 // cancelled attempts as orphans, server errors as failures, no answer as
 // lost).
-func classify(ctx context.Context, err error) tracker.Outcome {
+func classify(ctx context.Context, err error) track.Outcome {
 	return cqlerr.Classify[gocql.RequestError](ctx, err, sentinels)
 }
 
 // sentinels are the driver's sentinel errors that classify tells apart.
 var sentinels = cqlerr.Sentinels{NotFound: gocql.ErrNotFound, NoResponse: gocql.ErrTimeoutNoResponse}
 
-// RecordFeedback reads the server feedback that a load-reporting server (the
-// simulator with Feedback on) attaches to a response as custom payload: queue
-// length (q_s) and service time in microseconds (1/mu_s), each an 8-byte
-// big-endian uint64 under the keys of WithFeedbackKeys. gocql exposes the
-// payload only on the Iter, so the application calls this after reading a
-// result and before Iter.Close (Query.Exec closes the Iter itself: use
-// Query.Iter for writes that should report feedback). It reports whether
-// feedback was found. Without feedback C3 uses client-side estimates (see
-// doc.go).
-func (p *Policy) RecordFeedback(iter *gocql.Iter) bool {
-	if iter == nil {
-		return false
-	}
-	host := iter.Host()
-	if host == nil {
-		return false
-	}
-	return p.r.FeedbackPayload(host, iter.GetCustomPayload())
+// init registers the reader of the simulator's payload feedback
+// (internal/payload; not part of the API).
+func init() {
+	payload.Register(func(pol, host any, pl map[string][]byte) (found, ok bool) {
+		p, ok1 := pol.(*Policy)
+		h, ok2 := host.(*gocql.HostInfo)
+		if !ok1 || !ok2 {
+			return false, false
+		}
+		return h != nil && p.r.FeedbackPayload(h, pl), true
+	})
 }

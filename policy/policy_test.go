@@ -12,34 +12,37 @@ import (
 	"github.com/gocql/gocql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute"
+	"github.com/tailroute/tailroute/internal/route"
+	"github.com/tailroute/tailroute/internal/track"
 	"github.com/tailroute/tailroute/tracker"
 )
 
 func TestOptionsValidated(t *testing.T) {
 	cases := []struct {
-		opt  Option
+		opt  tailroute.Option
 		want string
 	}{
-		{WithStrategy(Strategy(7)), "WithStrategy: Strategy = 7, allowed C3 (0), P2C (1), RoundRobin (2)"},
-		{WithConcurrencyWeight(-1), "ConcurrencyWeight = -1, allowed 0..1e6"},
-		{WithBusy(0, time.Second), "BusyInFlight = 0, allowed 1..1000000"},
-		{WithBusy(10, time.Microsecond), "BusyNoResponse = 1µs, allowed 1ms..1m"},
-		{WithStall(0.5, time.Second), "StallFactor = 0.5, allowed 1..1000"},
-		{WithStall(4, 0), "StallMin = 0s, allowed 1ms..1m"},
-		{WithMaxBackpressureWait(2 * time.Second), "MaxBackpressureWait = 2s, allowed 0..1s"},
-		{WithJitter(0.9), "Jitter = 0.9, allowed 0..0.5"},
-		{WithProbe(1.5, time.Second), "ProbeProbability = 1.5, allowed 0..1"},
-		{WithProbe(0.1, 0), "ProbeAfter = 0s, allowed 1ms..1h"},
-		{WithMaxCandidates(17), "MaxCandidates = 17, allowed 1..16"},
-		{WithServerWorkers(0), "WithServerWorkers: ServerWorkers = 0, allowed 1..65536"},
-		{WithTailTerm(-1), "WithTailTerm: TailTerm = -1, allowed 0..100"},
-		{WithTailTerm(math.NaN()), "WithTailTerm: TailTerm = NaN, allowed 0..100"},
-		{WithTailTerm(101), "WithTailTerm: TailTerm = 101, allowed 0..100"},
-		{WithServerWorkers(1 << 20), "ServerWorkers = 1048576, allowed 1..65536"},
-		{WithFeedbackKeys("", "x"), "WithFeedbackKeys"},
-		{WithRate(tracker.RateConfig{Beta: 2}), "RateConfig.Beta = 2, allowed (0,1)"},
-		{WithTracker(tracker.Config{EWMAAlpha: 3}), "EWMAAlpha = 3, allowed (0,1]"},
-		{WithClock(nil), "WithClock: Clock = nil, want a non-nil tracker.Clock"},
+		{tailroute.WithStrategy(tailroute.Strategy(7)), "WithStrategy: Strategy = 7, allowed C3 (0), P2C (1), RoundRobin (2)"},
+		{tailroute.WithConcurrencyWeight(-1), "ConcurrencyWeight = -1, allowed 0..1e6"},
+		{tailroute.WithBusy(0, time.Second), "BusyInFlight = 0, allowed 1..1000000"},
+		{tailroute.WithBusy(10, time.Microsecond), "BusyNoResponse = 1µs, allowed 1ms..1m"},
+		{tailroute.WithStall(0.5, time.Second), "StallFactor = 0.5, allowed 1..1000"},
+		{tailroute.WithStall(4, 0), "StallMin = 0s, allowed 1ms..1m"},
+		{tailroute.WithMaxBackpressureWait(2 * time.Second), "MaxBackpressureWait = 2s, allowed 0..1s"},
+		{tailroute.WithJitter(0.9), "Jitter = 0.9, allowed 0..0.5"},
+		{tailroute.WithProbe(1.5, time.Second), "ProbeProbability = 1.5, allowed 0..1"},
+		{tailroute.WithProbe(0.1, 0), "ProbeAfter = 0s, allowed 1ms..1h"},
+		{tailroute.WithMaxCandidates(17), "MaxCandidates = 17, allowed 1..16"},
+		{tailroute.WithServerWorkers(0), "WithServerWorkers: ServerWorkers = 0, allowed 1..65536"},
+		{tailroute.WithTailTerm(-1), "WithTailTerm: TailTerm = -1, allowed 0..100"},
+		{tailroute.WithTailTerm(math.NaN()), "WithTailTerm: TailTerm = NaN, allowed 0..100"},
+		{tailroute.WithTailTerm(101), "WithTailTerm: TailTerm = 101, allowed 0..100"},
+		{tailroute.WithServerWorkers(1 << 20), "ServerWorkers = 1048576, allowed 1..65536"},
+		{route.WithFeedbackKeys("", "x"), "WithFeedbackKeys"},
+		{tailroute.WithRate(tracker.RateConfig{Beta: 2}), "RateConfig.Beta = 2, allowed (0,1)"},
+		{tailroute.WithTracker(tracker.Config{EWMAAlpha: 3}), "EWMAAlpha = 3, allowed (0,1]"},
+		{tailroute.WithClock(nil), "WithClock: Clock = nil, want a non-nil tracker.Clock"},
 		{nil, "option 0 = nil, want an Option"},
 	}
 	for _, tc := range cases {
@@ -47,33 +50,33 @@ func TestOptionsValidated(t *testing.T) {
 		require.Error(t, err, tc.want)
 		assert.Contains(t, err.Error(), tc.want)
 	}
-	_, err := New(WithJitter(-1), WithMaxCandidates(0))
+	_, err := New(tailroute.WithJitter(-1), tailroute.WithMaxCandidates(0))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Jitter = -1")
 	assert.Contains(t, err.Error(), "MaxCandidates = 0", "all invalid options are reported")
 
 	p, err := New()
 	require.NoError(t, err)
-	assert.Equal(t, C3, p.Strategy())
-	busyN, busyT := p.r.Config().Busy()
+	assert.Equal(t, tailroute.C3, p.Strategy())
+	busyN, busyT := p.r.Config().BusyInFlight, p.r.Config().BusyNoResponse
 	assert.Equal(t, 10, busyN)
 	assert.Equal(t, 200*time.Millisecond, busyT)
-	assert.Equal(t, 1.0, p.r.Config().Weight())
+	assert.Equal(t, 1.0, p.r.Config().Weight)
 	assert.Equal(t, 20*time.Millisecond, p.r.Tracker().Config().Rate.Interval)
 
 	for _, s := range []string{"c3", "P2C", "roundrobin", "rr"} {
-		_, err := ParseStrategy(s)
+		_, err := tailroute.ParseStrategy(s)
 		assert.NoError(t, err)
 	}
-	_, err = ParseStrategy("best")
+	_, err = tailroute.ParseStrategy("best")
 	assert.ErrorContains(t, err, `"best", allowed c3, p2c, roundrobin`)
-	assert.Equal(t, "p2c", P2C.String())
+	assert.Equal(t, "p2c", tailroute.P2C.String())
 }
 
 func TestDownHostsNeverFirst(t *testing.T) {
-	for _, s := range []Strategy{C3, P2C, RoundRobin} {
+	for _, s := range []tailroute.Strategy{tailroute.C3, tailroute.P2C, tailroute.RoundRobin} {
 		t.Run(s.String(), func(t *testing.T) {
-			p, hosts, _ := testPolicy(t, 3, WithStrategy(s))
+			p, hosts, _ := testPolicy(t, 3, tailroute.WithStrategy(s))
 			p.HostDown(hosts[1])
 			q := &fakeQuery{}
 			for i := 0; i < 300; i++ {
@@ -95,9 +98,9 @@ func TestRecoveredHostGetsTraffic(t *testing.T) {
 	// h1 was slow and failing before it went down
 	h1 := p.r.Tracker().Host("h1")
 	for i := 0; i < 50; i++ {
-		h1.Observe(p.r.Tracker().Now(), 50*time.Millisecond, tracker.Failure)
-		p.r.Tracker().Host("h0").Observe(p.r.Tracker().Now(), time.Millisecond, tracker.Success)
-		p.r.Tracker().Host("h2").Observe(p.r.Tracker().Now(), time.Millisecond, tracker.Success)
+		h1.Observe(p.r.Tracker().Now(), 50*time.Millisecond, track.Failure)
+		p.r.Tracker().Host("h0").Observe(p.r.Tracker().Now(), time.Millisecond, track.Success)
+		p.r.Tracker().Host("h2").Observe(p.r.Tracker().Now(), time.Millisecond, track.Success)
 	}
 	first := map[string]int{}
 	for i := 0; i < 300; i++ {
@@ -115,9 +118,9 @@ func TestRecoveredHostGetsTraffic(t *testing.T) {
 }
 
 func TestStaleHostIsProbed(t *testing.T) {
-	p, _, clk := testPolicy(t, 3, WithProbe(0.05, time.Second), WithRateControl(false))
+	p, _, clk := testPolicy(t, 3, tailroute.WithProbe(0.05, time.Second), tailroute.WithRateControl(false))
 	tr := p.r.Tracker()
-	tr.Host("h1").Observe(tr.Now(), 100*time.Millisecond, tracker.Success) // looks very slow
+	tr.Host("h1").Observe(tr.Now(), 100*time.Millisecond, track.Success) // looks very slow
 	q := &fakeQuery{}
 	n := 0
 	for i := 0; i < 2000; i++ {
@@ -137,9 +140,9 @@ func TestStaleHostIsProbed(t *testing.T) {
 }
 
 func TestHerdSpreadOfFirstPicks(t *testing.T) {
-	for _, s := range []Strategy{C3, P2C, RoundRobin} {
+	for _, s := range []tailroute.Strategy{tailroute.C3, tailroute.P2C, tailroute.RoundRobin} {
 		t.Run(s.String(), func(t *testing.T) {
-			p, _, _ := testPolicy(t, 3, WithStrategy(s))
+			p, _, _ := testPolicy(t, 3, tailroute.WithStrategy(s))
 			q := &fakeQuery{}
 			first := map[string]int{}
 			const n = 3000
@@ -161,12 +164,12 @@ func TestHerdSpreadOfFirstPicks(t *testing.T) {
 }
 
 func TestC3PrefersFastHostAndCountsInFlight(t *testing.T) {
-	p, _, clk := testPolicy(t, 3, WithRateControl(false), WithProbe(0, time.Second))
+	p, _, clk := testPolicy(t, 3, tailroute.WithRateControl(false), tailroute.WithProbe(0, time.Second))
 	tr := p.r.Tracker()
 	for i := 0; i < 20; i++ {
-		tr.Host("h0").Observe(tr.Now(), time.Millisecond, tracker.Success)
-		tr.Host("h1").Observe(tr.Now(), 5*time.Millisecond, tracker.Success)
-		tr.Host("h2").Observe(tr.Now(), 2*time.Millisecond, tracker.Success)
+		tr.Host("h0").Observe(tr.Now(), time.Millisecond, track.Success)
+		tr.Host("h1").Observe(tr.Now(), 5*time.Millisecond, track.Success)
+		tr.Host("h2").Observe(tr.Now(), 2*time.Millisecond, track.Success)
 	}
 	q := &fakeQuery{}
 	// sequential, no outstanding requests: always the fastest
@@ -199,18 +202,18 @@ func TestC3PrefersFastHostAndCountsInFlight(t *testing.T) {
 // already loses (with the tail term, two); a queue far beyond W_s still
 // repels.
 func TestC3WorkersLetFastHostKeepRequests(t *testing.T) {
-	setup := func(opts ...Option) (*Policy, *tracker.Tracker) {
-		p, _, _ := testPolicy(t, 2, append([]Option{WithRateControl(false), WithProbe(0, time.Second), WithJitter(0)}, opts...)...)
+	setup := func(opts ...tailroute.Option) (*Policy, *track.Tracker) {
+		p, _, _ := testPolicy(t, 2, append([]tailroute.Option{tailroute.WithRateControl(false), tailroute.WithProbe(0, time.Second), tailroute.WithJitter(0)}, opts...)...)
 		tr := p.r.Tracker()
 		for i := 0; i < 50; i++ {
-			tr.Host("h0").Observe(tr.Now(), 4*time.Millisecond, tracker.Success)
-			tr.Host("h1").Observe(tr.Now(), 20*time.Millisecond, tracker.Success)
+			tr.Host("h0").Observe(tr.Now(), 4*time.Millisecond, track.Success)
+			tr.Host("h1").Observe(tr.Now(), 20*time.Millisecond, track.Success)
 		}
 		return p, tr
 	}
 	first := func(p *Policy, inFlight int) string {
 		h0 := p.r.Tracker().Host("h0")
-		var as []tracker.Attempt
+		var as []track.Attempt
 		for i := 0; i < inFlight; i++ {
 			as = append(as, h0.Begin(p.r.Tracker().Now()))
 		}
@@ -221,14 +224,14 @@ func TestC3WorkersLetFastHostKeepRequests(t *testing.T) {
 		}()
 		return plan(p, &fakeQuery{})[0]
 	}
-	p, _ := setup(WithTailTerm(0))
+	p, _ := setup(tailroute.WithTailTerm(0))
 	assert.Equal(t, "h0", first(p, 0))
 	assert.Equal(t, "h1", first(p, 1), "W_s = 1, the paper's score: 8 x 4ms behind an idle 20ms host")
 	p, _ = setup()
 	assert.Equal(t, "h0", first(p, 1), "W_s = 1, tail term 2: (8+2) x 4ms ahead of (1+2) x 20ms")
 	assert.Equal(t, "h1", first(p, 2), "W_s = 1, tail term 2: (27+2) x 4ms behind (1+2) x 20ms")
 
-	p, _ = setup(WithServerWorkers(4))
+	p, _ = setup(tailroute.WithServerWorkers(4))
 	for n := 0; n <= 2; n++ {
 		assert.Equal(t, "h0", first(p, n), "W_s = 4, %d in flight", n)
 	}
@@ -247,13 +250,13 @@ func TestC3WorkersLetFastHostKeepRequests(t *testing.T) {
 // elsewhere) still occupy the host, CQL having no cancel; C3 counts them
 // with the outstanding ones until the host answers a later request.
 func TestC3CountsOrphanedAttempts(t *testing.T) {
-	p, hosts, clk := testPolicy(t, 2, WithRateControl(false), WithProbe(0, time.Second))
+	p, hosts, clk := testPolicy(t, 2, tailroute.WithRateControl(false), tailroute.WithProbe(0, time.Second))
 	cfg := gocql.NewCluster("127.0.0.1")
 	require.NoError(t, Wire(cfg, p))
 	tr := p.r.Tracker()
 	for i := 0; i < 20; i++ {
-		tr.Host("h0").Observe(tr.Now(), time.Millisecond, tracker.Success)
-		tr.Host("h1").Observe(tr.Now(), 4*time.Millisecond, tracker.Success)
+		tr.Host("h0").Observe(tr.Now(), time.Millisecond, track.Success)
+		tr.Host("h1").Observe(tr.Now(), 4*time.Millisecond, track.Success)
 	}
 	q := &fakeQuery{}
 	require.Equal(t, "h0", plan(p, q)[0])
@@ -271,24 +274,24 @@ func TestC3CountsOrphanedAttempts(t *testing.T) {
 	assert.Equal(t, "h1", plan(p, q)[0])
 	// h0 answers a request sent after them: it is past them, and first again
 	clk.Advance(10 * time.Millisecond)
-	tr.Host("h0").Observe(tr.Now(), time.Millisecond, tracker.Success)
+	tr.Host("h0").Observe(tr.Now(), time.Millisecond, track.Success)
 	assert.EqualValues(t, 0, p.Stats()[0].Orphaned)
 	assert.Equal(t, "h0", plan(p, q)[0])
 }
 
 func TestBusyHostPutLast(t *testing.T) {
-	p, _, clk := testPolicy(t, 3, WithRateControl(false), WithProbe(0, time.Second), WithBusy(10, 200*time.Millisecond))
+	p, _, clk := testPolicy(t, 3, tailroute.WithRateControl(false), tailroute.WithProbe(0, time.Second), tailroute.WithBusy(10, 200*time.Millisecond))
 	require.NoError(t, Wire(gocql.NewCluster("127.0.0.1"), p)) // Marks below do not measure
 	tr := p.r.Tracker()
 	h0, h1, h2 := tr.Host("h0"), tr.Host("h1"), tr.Host("h2")
-	h0.Observe(p.r.Tracker().Now(), 10*time.Microsecond, tracker.Success) // h0 is very fast...
-	var stuck0 []tracker.Attempt
+	h0.Observe(p.r.Tracker().Now(), 10*time.Microsecond, track.Success) // h0 is very fast...
+	var stuck0 []track.Attempt
 	for i := 0; i < 10; i++ { // ...but 10 of its requests hang
 		stuck0 = append(stuck0, h0.Begin(p.r.Tracker().Now()))
 	}
 	respond := func() { // h1 and h2 keep answering, slowly
-		h1.Observe(p.r.Tracker().Now(), 100*time.Millisecond, tracker.Success)
-		h2.Observe(p.r.Tracker().Now(), 100*time.Millisecond, tracker.Success)
+		h1.Observe(p.r.Tracker().Now(), 100*time.Millisecond, track.Success)
+		h2.Observe(p.r.Tracker().Now(), 100*time.Millisecond, track.Success)
 	}
 	q := &fakeQuery{}
 	clk.Advance(199 * time.Millisecond)
@@ -307,12 +310,12 @@ func TestBusyHostPutLast(t *testing.T) {
 
 	// a second busy host: no healthy majority, the busy rule is ignored and
 	// the plan is ranked by score again
-	var stuck1 []tracker.Attempt
+	var stuck1 []track.Attempt
 	for i := 0; i < 10; i++ {
 		stuck1 = append(stuck1, h1.Begin(p.r.Tracker().Now()))
 	}
 	clk.Advance(300 * time.Millisecond)
-	h2.Observe(p.r.Tracker().Now(), 100*time.Millisecond, tracker.Success)
+	h2.Observe(p.r.Tracker().Now(), 100*time.Millisecond, track.Success)
 	assert.Equal(t, "h0", plan(p, q)[0])
 	for _, s := range p.Stats() {
 		assert.Equal(t, s.ID != "h2", s.Busy, s.ID)
@@ -326,7 +329,7 @@ func TestBusyHostPutLast(t *testing.T) {
 }
 
 func TestP2CPicksLessLoaded(t *testing.T) {
-	p, _, _ := testPolicy(t, 2, WithStrategy(P2C))
+	p, _, _ := testPolicy(t, 2, tailroute.WithStrategy(tailroute.P2C))
 	q := &fakeQuery{}
 	a := p.r.Tracker().Host("h0").Begin(p.r.Tracker().Now()) // h0 has one request in flight
 	for i := 0; i < 100; i++ {
@@ -336,7 +339,7 @@ func TestP2CPicksLessLoaded(t *testing.T) {
 }
 
 func TestRoundRobinRotates(t *testing.T) {
-	p, _, _ := testPolicy(t, 3, WithStrategy(RoundRobin), WithMaxCandidates(3))
+	p, _, _ := testPolicy(t, 3, tailroute.WithStrategy(tailroute.RoundRobin), tailroute.WithMaxCandidates(3))
 	q := &fakeQuery{}
 	first := map[string]int{}
 	for i := 0; i < 300; i++ {
@@ -354,8 +357,8 @@ func TestRoundRobinRotates(t *testing.T) {
 // the best replica anyway: never dropped, never blocked for longer.
 func TestBackpressureBounded(t *testing.T) {
 	p, _, clk := testPolicy(t, 3,
-		WithRate(tracker.RateConfig{InitialRate: 1, MinRate: 1}),
-		WithMaxBackpressureWait(2*time.Millisecond), WithProbe(0, time.Second))
+		tailroute.WithRate(tracker.RateConfig{InitialRate: 1, MinRate: 1}),
+		tailroute.WithMaxBackpressureWait(2*time.Millisecond), tailroute.WithProbe(0, time.Second))
 	clk.Set(20 * time.Second) // aligned to a 20ms window
 	q := &fakeQuery{}
 	var hs []gocql.SelectedHost
@@ -387,7 +390,7 @@ func TestBackpressureBounded(t *testing.T) {
 	}
 
 	// MaxBackpressureWait 0: never waits
-	p0, _, clk0 := testPolicy(t, 1, WithRate(tracker.RateConfig{InitialRate: 1}), WithMaxBackpressureWait(0))
+	p0, _, clk0 := testPolicy(t, 1, tailroute.WithRate(tracker.RateConfig{InitialRate: 1}), tailroute.WithMaxBackpressureWait(0))
 	for i := 0; i < 5; i++ {
 		h := p0.Pick(q)()
 		require.NotNil(t, h)
@@ -401,19 +404,19 @@ func TestBackpressureBounded(t *testing.T) {
 // never to one that owes responses and has gone silent (a frozen host's own
 // rate never adapts: no responses come back to run Algorithm 2).
 func TestStalledHostNotPromotedByRateLimit(t *testing.T) {
-	p, _, clk := testPolicy(t, 3, WithRate(tracker.RateConfig{InitialRate: 1, MinRate: 1}),
-		WithMaxBackpressureWait(0), WithProbe(0, time.Second), WithJitter(0))
+	p, _, clk := testPolicy(t, 3, tailroute.WithRate(tracker.RateConfig{InitialRate: 1, MinRate: 1}),
+		tailroute.WithMaxBackpressureWait(0), tailroute.WithProbe(0, time.Second), tailroute.WithJitter(0))
 	require.NoError(t, Wire(gocql.NewCluster("127.0.0.1"), p)) // Marks below do not measure
 	clk.Set(20 * time.Second)                                  // aligned to a 20ms window
 	tr := p.r.Tracker()
 	h0, h1, h2 := tr.Host("h0"), tr.Host("h1"), tr.Host("h2")
-	h0.Observe(p.r.Tracker().Now(), time.Millisecond, tracker.Success)
-	h1.Observe(p.r.Tracker().Now(), 2*time.Millisecond, tracker.Success)
-	h2.Observe(p.r.Tracker().Now(), 20*time.Millisecond, tracker.Success)
+	h0.Observe(p.r.Tracker().Now(), time.Millisecond, track.Success)
+	h1.Observe(p.r.Tracker().Now(), 2*time.Millisecond, track.Success)
+	h2.Observe(p.r.Tracker().Now(), 20*time.Millisecond, track.Success)
 	stuck := h1.Begin(p.r.Tracker().Now()) // Psi: h0 1ms < h1 2ms*(1+1)^3 = 16ms < h2 20ms
 	q := &fakeQuery{}
 
-	overRate := func(h *tracker.Host) {
+	overRate := func(h *track.Host) {
 		for h.WithinRate(clk.Now()) {
 			h.ConsumeToken(clk.Now())
 		}
@@ -430,7 +433,7 @@ func TestStalledHostNotPromotedByRateLimit(t *testing.T) {
 		assert.Equal(t, s.ID == "h1", s.Stalled, s.ID)
 	}
 
-	h1.Observe(p.r.Tracker().Now(), 25*time.Millisecond, tracker.Success) // it answers: no longer stalled
+	h1.Observe(p.r.Tracker().Now(), 25*time.Millisecond, track.Success) // it answers: no longer stalled
 	h1.End(stuck)
 	for _, s := range p.Stats() {
 		assert.False(t, s.Stalled, s.ID)
@@ -440,7 +443,7 @@ func TestStalledHostNotPromotedByRateLimit(t *testing.T) {
 // TestAttemptAccountingExact covers gocql's Mark semantics: Retry marks the
 // same SelectedHost again, hosts skipped by gocql are never marked.
 func TestAttemptAccountingExact(t *testing.T) {
-	p, _, clk := testPolicy(t, 3, WithRateControl(false))
+	p, _, clk := testPolicy(t, 3, tailroute.WithRateControl(false))
 	tr := p.r.Tracker()
 	q := &fakeQuery{}
 	next := p.Pick(q)
@@ -498,7 +501,7 @@ func TestAttemptAccountingExact(t *testing.T) {
 // real outcome; a cancelled speculative loser (Mark(nil)) is not recorded as
 // a fast success.
 func TestWiredObserverMeasures(t *testing.T) {
-	p, hosts, _ := testPolicy(t, 2, WithRateControl(false))
+	p, hosts, _ := testPolicy(t, 2, tailroute.WithRateControl(false))
 	cfg := gocql.NewCluster("127.0.0.1")
 	prev := &countingObserver{}
 	cfg.QueryObserver = prev
@@ -546,22 +549,22 @@ func TestClassify(t *testing.T) {
 	cases := []struct {
 		ctx  context.Context
 		err  error
-		want tracker.Outcome
+		want track.Outcome
 	}{
-		{bg, nil, tracker.Success},
-		{bg, gocql.ErrNotFound, tracker.Success},
-		{bg, codeErr(gocql.ErrCodeSyntax), tracker.Success},
-		{bg, codeErr(gocql.ErrCodeInvalid), tracker.Success},
-		{bg, codeErr(gocql.ErrCodeOverloaded), tracker.Failure},
-		{bg, &gocql.RequestErrUnavailable{}, tracker.Failure},
-		{bg, &gocql.RequestErrReadTimeout{}, tracker.Failure},
-		{bg, codeErr(gocql.ErrCodeServer), tracker.Failure},
-		{bg, context.Canceled, tracker.Cancelled},
-		{bg, fmt.Errorf("wrapped: %w", context.DeadlineExceeded), tracker.Cancelled},
-		{done, errors.New("gocql: connection closed"), tracker.Cancelled},
-		{done, nil, tracker.Success},
-		{bg, gocql.ErrTimeoutNoResponse, tracker.Lost},
-		{bg, errors.New("gocql: connection closed"), tracker.Lost},
+		{bg, nil, track.Success},
+		{bg, gocql.ErrNotFound, track.Success},
+		{bg, codeErr(gocql.ErrCodeSyntax), track.Success},
+		{bg, codeErr(gocql.ErrCodeInvalid), track.Success},
+		{bg, codeErr(gocql.ErrCodeOverloaded), track.Failure},
+		{bg, &gocql.RequestErrUnavailable{}, track.Failure},
+		{bg, &gocql.RequestErrReadTimeout{}, track.Failure},
+		{bg, codeErr(gocql.ErrCodeServer), track.Failure},
+		{bg, context.Canceled, track.Cancelled},
+		{bg, fmt.Errorf("wrapped: %w", context.DeadlineExceeded), track.Cancelled},
+		{done, errors.New("gocql: connection closed"), track.Cancelled},
+		{done, nil, track.Success},
+		{bg, gocql.ErrTimeoutNoResponse, track.Lost},
+		{bg, errors.New("gocql: connection closed"), track.Lost},
 	}
 	for _, c := range cases {
 		assert.Equal(t, c.want, classify(c.ctx, c.err), "%v", c.err)
@@ -572,9 +575,9 @@ func TestClassify(t *testing.T) {
 // strategy, idempotent and not, retries, skipped hosts, up/down flapping;
 // afterwards every in-flight count is back to zero.
 func TestConcurrentPickMark(t *testing.T) {
-	for _, s := range []Strategy{C3, P2C, RoundRobin} {
+	for _, s := range []tailroute.Strategy{tailroute.C3, tailroute.P2C, tailroute.RoundRobin} {
 		t.Run(s.String(), func(t *testing.T) {
-			p, err := New(WithStrategy(s), WithMaxBackpressureWait(50*time.Microsecond))
+			p, err := New(tailroute.WithStrategy(s), tailroute.WithMaxBackpressureWait(50*time.Microsecond))
 			require.NoError(t, err)
 			var hosts []*gocql.HostInfo
 			for i := 0; i < 4; i++ {
@@ -627,7 +630,7 @@ func TestConcurrentPickMark(t *testing.T) {
 
 func TestStatsSnapshot(t *testing.T) {
 	p, hosts, _ := testPolicy(t, 2)
-	p.r.Tracker().Host("h0").Observe(p.r.Tracker().Now(), 2*time.Millisecond, tracker.Success)
+	p.r.Tracker().Host("h0").Observe(p.r.Tracker().Now(), 2*time.Millisecond, track.Success)
 	p.HostDown(hosts[1])
 	st := p.Stats()
 	require.Len(t, st, 2)

@@ -9,12 +9,13 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/tailroute/tailroute"
 )
 
 // TestIdempotentStateReused: a plain idempotent execution recycles its state
 // (the pool hands it out again: no allocation; see also BenchmarkPickMark).
 func TestIdempotentStateReused(t *testing.T) {
-	p, _, _ := testPolicy(t, 3, WithRateControl(false))
+	p, _, _ := testPolicy(t, 3, tailroute.WithRateControl(false))
 	q := &fakeQuery{idempotent: true}
 	allocs := testing.AllocsPerRun(200, func() {
 		h := p.Pick(q)()

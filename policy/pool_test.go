@@ -10,6 +10,7 @@ import (
 	"github.com/gocql/gocql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/route"
 )
 
@@ -29,7 +30,7 @@ func stateOf(t *testing.T, h gocql.SelectedHost) interface {
 // recycled only once the first Mark(nil) happened and every host handed out
 // had its last Mark; a loser still running keeps it.
 func TestIdempotentStateLivesUntilLastMark(t *testing.T) {
-	p, _, _ := testPolicy(t, 3, WithRateControl(false))
+	p, _, _ := testPolicy(t, 3, tailroute.WithRateControl(false))
 	next := p.Pick(&fakeQuery{idempotent: true})
 	a := next()
 	b := next() // the hedge
@@ -55,7 +56,7 @@ func TestIdempotentStateLivesUntilLastMark(t *testing.T) {
 // for the retry on the next host, which may come after another attempt's
 // Mark(nil) only while that failed attempt holds its reference.
 func TestIdempotentRetryKeepsPlan(t *testing.T) {
-	p, _, _ := testPolicy(t, 3, WithRateControl(false))
+	p, _, _ := testPolicy(t, 3, tailroute.WithRateControl(false))
 	next := p.Pick(&fakeQuery{idempotent: true})
 	a := next()
 	st := stateOf(t, a)
@@ -71,7 +72,7 @@ func TestIdempotentRetryKeepsPlan(t *testing.T) {
 // TestCanceledMarkReleasesHostNotPlan: a wrapper giving back a host it pulled
 // but did not use (Mark(context.Canceled)) keeps the plan usable.
 func TestCanceledMarkReleasesHostNotPlan(t *testing.T) {
-	p, _, _ := testPolicy(t, 3, WithRateControl(false))
+	p, _, _ := testPolicy(t, 3, tailroute.WithRateControl(false))
 	next := p.Pick(&fakeQuery{idempotent: true})
 	a := next()
 	st := stateOf(t, a)
@@ -92,7 +93,7 @@ func TestCanceledMarkReleasesHostNotPlan(t *testing.T) {
 // checks the reference counting; the tracker must end with nothing in
 // flight.
 func TestConcurrentSpeculativeExecutions(t *testing.T) {
-	p, _, _ := testPolicy(t, 4, WithRateControl(false))
+	p, _, _ := testPolicy(t, 4, tailroute.WithRateControl(false))
 	q := &fakeQuery{idempotent: true}
 	var wg sync.WaitGroup
 	for g := 0; g < 16; g++ {
@@ -138,7 +139,7 @@ func TestConcurrentSpeculativeExecutions(t *testing.T) {
 // host, also once the state serves another execution, and leaves that
 // execution's plan alone.
 func TestLateCallGetsNoHost(t *testing.T) {
-	p, _, _ := testPolicy(t, 3, WithRateControl(false))
+	p, _, _ := testPolicy(t, 3, tailroute.WithRateControl(false))
 	for _, idem := range []bool{true, false} {
 		q := &fakeQuery{idempotent: idem}
 		next := p.Pick(q)
@@ -179,7 +180,7 @@ func TestLateCallGetsNoHost(t *testing.T) {
 // after every other Mark included (gocql's own speculative executor in its
 // race window), stay race-free and get nil once the plan is spent.
 func TestDriverSpeculationLateCalls(t *testing.T) {
-	t.Run("option", func(t *testing.T) { driverSpeculationLateCalls(t, false, WithDriverSpeculation(true)) })
+	t.Run("option", func(t *testing.T) { driverSpeculationLateCalls(t, false, tailroute.WithDriverSpeculation(true)) })
 	// Without the option the first late call turns pooling off; until then
 	// the per-state lock keeps every call race-free.
 	t.Run("detected", func(t *testing.T) { driverSpeculationLateCalls(t, false) })
@@ -189,8 +190,8 @@ func TestDriverSpeculationLateCalls(t *testing.T) {
 	t.Run("pooled", func(t *testing.T) { driverSpeculationLateCalls(t, true) })
 }
 
-func driverSpeculationLateCalls(t *testing.T, forget bool, opts ...Option) {
-	p, _, _ := testPolicy(t, 4, append([]Option{WithRateControl(false)}, opts...)...)
+func driverSpeculationLateCalls(t *testing.T, forget bool, opts ...tailroute.Option) {
+	p, _, _ := testPolicy(t, 4, append([]tailroute.Option{tailroute.WithRateControl(false)}, opts...)...)
 	q := &fakeQuery{idempotent: true}
 	var late atomic.Int64
 	var wg sync.WaitGroup
@@ -233,7 +234,7 @@ func driverSpeculationLateCalls(t *testing.T, forget bool, opts ...Option) {
 // host of another execution, and from then on idempotent states are not
 // pooled, so no later late call can reach a recycled state.
 func TestLateCallStopsPooling(t *testing.T) {
-	p, _, _ := testPolicy(t, 3, WithRateControl(false))
+	p, _, _ := testPolicy(t, 3, tailroute.WithRateControl(false))
 	q := &fakeQuery{idempotent: true}
 	next := p.Pick(q)
 	a := next()
@@ -262,7 +263,7 @@ func TestLateCallStopsPooling(t *testing.T) {
 // plan after the first Mark(nil) while a loser still holds the state (so it
 // is not recycled) is served from its own plan and marks the policy.
 func TestLateCallAfterResultOnLiveState(t *testing.T) {
-	p, _, _ := testPolicy(t, 3, WithRateControl(false))
+	p, _, _ := testPolicy(t, 3, tailroute.WithRateControl(false))
 	next := p.Pick(&fakeQuery{idempotent: true})
 	a := next()
 	b := next()
@@ -284,7 +285,7 @@ func TestLateCallAfterResultOnLiveState(t *testing.T) {
 // execution, so the two call one iterator concurrently; the state's lock
 // keeps that race-free and every host handed out is ended once.
 func TestWrappedTicketIsRaceFree(t *testing.T) {
-	p, _, _ := testPolicy(t, 4, WithRateControl(false))
+	p, _, _ := testPolicy(t, 4, tailroute.WithRateControl(false))
 	for round := 0; round < 50; round++ {
 		next := p.Pick(&fakeQuery{idempotent: true})
 		var wg sync.WaitGroup

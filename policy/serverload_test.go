@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/gocql/gocql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/route"
 	"github.com/tailroute/tailroute/internal/simtest"
 	"github.com/tailroute/tailroute/sim"
@@ -19,16 +21,16 @@ import (
 
 func TestWithServerLoadValidated(t *testing.T) {
 	for _, d := range []time.Duration{0, -time.Second, 5 * time.Millisecond, 2 * time.Minute, 1 << 62} {
-		_, err := New(WithServerLoad(d))
+		_, err := New(tailroute.WithServerLoad(d))
 		require.Error(t, err, "%v", d)
 		assert.Contains(t, err.Error(), fmt.Sprintf("WithServerLoad: ServerLoadInterval = %v, allowed 10ms..1m0s", d))
 	}
-	p, err := New(WithServerLoad(DefaultServerLoadInterval))
+	p, err := New(tailroute.WithServerLoad(tailroute.DefaultServerLoadInterval))
 	require.NoError(t, err)
-	assert.Equal(t, DefaultServerLoadInterval, p.r.Config().ServerLoadInterval())
+	assert.Equal(t, tailroute.DefaultServerLoadInterval, p.r.Config().ServerLoad)
 	p, err = New()
 	require.NoError(t, err)
-	assert.Zero(t, p.r.Config().ServerLoadInterval(), "off by default")
+	assert.Zero(t, p.r.Config().ServerLoad, "off by default")
 	assert.Equal(t, ServerLoadCounters{}, p.ServerLoadCounters())
 }
 
@@ -59,30 +61,52 @@ func TestLoadEstimatorLittlesLawAndRestart(t *testing.T) {
 }
 
 // A poll query goes to the polled host only and is not user traffic: no
-// measurement, no os_s, other observers can tell it apart.
+// measurement, no os_s, other observers can tell it apart. The poll is the
+// poller's own (its schedule follows the test's clock), checked from inside
+// its query.
 func TestPollPlanPinsHostAndIsNotMeasured(t *testing.T) {
-	p, _, _ := testPolicy(t, 3)
-	e := p.r.Hosts()[1]
+	const iv = 100 * time.Millisecond
+	p, hosts, clk := testPolicy(t, 3, tailroute.WithServerLoad(iv))
+	e := hosts[1]
 	eh := p.r.Tracker().Host(hostID(e))
-	ctx := route.WithPoll(context.Background(), hostID(e))
-	assert.True(t, IsServerLoadPoll(ctx))
 	assert.False(t, IsServerLoadPoll(context.Background()))
-	assert.False(t, p.r.IsPoll(ctx), "no poll in flight: the user path does not look")
-	p.r.AddPolls(1)
-	defer p.r.AddPolls(-1)
-	assert.True(t, p.r.IsPoll(ctx))
-	next := p.Pick(&ctxQuery{ctx: ctx})
-	h := next()
-	require.NotNil(t, h)
-	assert.Same(t, e, h.Info())
-	h.Mark(nil)
-	assert.Nil(t, next(), "only the polled host")
-	assert.Zero(t, eh.InFlight())
-	p.observe(ctx, e, time.Now().Add(-time.Second), time.Now(), nil)
-	assert.Zero(t, eh.Snapshot().Samples, "polls are not measured")
-	// A user query while a poll runs is planned as usual.
-	next = p.Pick(&ctxQuery{ctx: context.Background()})
-	assert.NotNil(t, next())
+	polled := make(chan context.Context, 8)
+	var closed atomic.Bool
+	t.Cleanup(func() { closed.Store(true); clk.Advance(2 * iv) })
+	p.r.StartServerLoad(route.PollDriver[*gocql.HostInfo]{
+		Closed: closed.Load,
+		Query: func(ctx context.Context, h *gocql.HostInfo, _ string) (route.ThreadPoolSample, error) {
+			if h != e {
+				return route.ThreadPoolSample{}, errors.New("not the host under test")
+			}
+			assert.True(t, IsServerLoadPoll(ctx))
+			assert.True(t, p.r.IsPoll(ctx))
+			next := p.Pick(&ctxQuery{ctx: ctx})
+			if sel := next(); assert.NotNil(t, sel) {
+				assert.Same(t, e, sel.Info())
+				sel.Mark(nil)
+			}
+			assert.Nil(t, next(), "only the polled host")
+			assert.Zero(t, eh.InFlight())
+			p.observe(ctx, e, time.Now().Add(-time.Second), time.Now(), nil)
+			assert.Zero(t, eh.Snapshot().Samples, "polls are not measured")
+			// A user query while a poll runs is planned as usual.
+			assert.NotNil(t, p.Pick(&ctxQuery{ctx: context.Background()})())
+			polled <- ctx
+			return route.ThreadPoolSample{}, errors.New("no sample")
+		},
+	})
+	require.Eventually(t, func() bool { return clk.Timers() == 4 }, 10*time.Second, time.Millisecond,
+		"the poller's supervisor and one loop per host wait on the clock")
+	clk.Advance(iv) // every host is polled within the first interval
+	var ctx context.Context
+	select {
+	case ctx = <-polled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the host was not polled")
+	}
+	assert.Eventually(t, func() bool { return !p.r.IsPoll(ctx) }, 10*time.Second, time.Millisecond,
+		"no poll in flight: the user path does not look")
 }
 
 // ctxQuery is a fakeQuery with a context.
@@ -180,7 +204,7 @@ func (r *pollRecorder) of(ip string) []route.ThreadPoolSample {
 func TestServerLoadFollowsSlowNode(t *testing.T) {
 	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 5, Model: sim.ServiceModel{Workers: 2, MeanService: 2 * time.Millisecond}})
 	const interval = 50 * time.Millisecond
-	p, err := New(WithServerLoad(interval), WithConcurrencyWeight(4))
+	p, err := New(tailroute.WithServerLoad(interval), tailroute.WithConcurrencyWeight(4))
 	require.NoError(t, err)
 	rec := recordPolls(p)
 	s := loadSession(t, c, p, quietLogger{})
@@ -250,7 +274,7 @@ func TestServerLoadSkipsHostWithoutTable(t *testing.T) {
 	legacy := c.Hosts()[1]
 	c.Node(legacy).SetVirtualTables(false)
 	const interval = 20 * time.Millisecond
-	p, err := New(WithServerLoad(interval))
+	p, err := New(tailroute.WithServerLoad(interval))
 	require.NoError(t, err)
 	log := &captureLogger{}
 	s := loadSession(t, c, p, log)
@@ -275,36 +299,63 @@ func TestServerLoadSkipsHostWithoutTable(t *testing.T) {
 
 // TestServerLoadPollTimeoutDoesNotTouchUserQueries: polls of one host
 // hang until their timeout; user queries on that host are neither delayed
-// nor failed, the host keeps being polled and gets no sample.
+// nor failed, the host keeps being polled and gets no sample. "Not
+// delayed" is checked as an order of events: with one poll of the host
+// held (past its timeout) until the test lets it go, 300 user queries on
+// replica sets that all contain the host complete first.
 func TestServerLoadPollTimeoutDoesNotTouchUserQueries(t *testing.T) {
 	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 7, Model: sim.ServiceModel{ZeroService: true}})
 	const interval = 30 * time.Millisecond
-	p, err := New(WithServerLoad(interval))
+	p, err := New(tailroute.WithServerLoad(interval))
 	require.NoError(t, err)
 	hung := c.Hosts()[0]
 	var timeouts atomic.Int64
+	var hold atomic.Pointer[chan struct{}] // set: the next timed-out poll of hung waits for it to close
+	held := make(chan struct{}, 1)
 	q := p.pollQuery
 	p.pollQuery = func(ctx context.Context, s *gocql.Session, e *gocql.HostInfo, id string) (route.ThreadPoolSample, error) {
 		if e.ConnectAddress().String() == hung {
 			<-ctx.Done() // a poll that never comes back in time
 			timeouts.Add(1)
+			if rel := hold.Load(); rel != nil {
+				held <- struct{}{}
+				<-*rel
+			}
 		}
 		return q(ctx, s, e, id) // the real query with the expired context
 	}
 	s := loadSession(t, c, p, quietLogger{})
 	createKeyspace(t, s, "slt", "{'class':'SimpleStrategy','replication_factor':3}")
 	require.Eventually(t, func() bool { return timeouts.Load() >= 3 }, 5*time.Second, 5*time.Millisecond)
-	var slowest time.Duration
-	for i := 0; i < 300; i++ {
-		start := time.Now()
-		var v string
-		err := s.Query("SELECT field0 FROM slt.usertable WHERE y_id = ?", fmt.Sprint(i)).Scan(&v)
-		require.ErrorIs(t, err, gocql.ErrNotFound)
-		slowest = max(slowest, time.Since(start))
+
+	rel := make(chan struct{})
+	var release sync.Once
+	defer release.Do(func() { close(rel) })
+	hold.Store(&rel)
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the hung host is no longer polled")
 	}
-	// Every replica set contains the hung host; no query waited for a poll
-	// (a poll holds nothing a user query needs). Generous bound: 10 intervals.
-	assert.Less(t, slowest, 10*interval)
+	hold.Store(nil)
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; i < 300; i++ {
+			var v string
+			if err := s.Query("SELECT field0 FROM slt.usertable WHERE y_id = ?", fmt.Sprint(i)).Scan(&v); !errors.Is(err, gocql.ErrNotFound) {
+				done <- fmt.Errorf("query %d: %v, want %v", i, err, gocql.ErrNotFound)
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("user queries wait for the held poll")
+	}
+	release.Do(func() { close(rel) })
 	for _, st := range p.Stats() {
 		assert.Zero(t, st.InFlight, st.Address)
 	}
@@ -322,7 +373,7 @@ func TestServerLoadPollTimeoutDoesNotTouchUserQueries(t *testing.T) {
 func TestServerLoadHostDownMidPollAndRestart(t *testing.T) {
 	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 8, Model: sim.ServiceModel{Workers: 2, MeanService: time.Millisecond}})
 	const interval = 30 * time.Millisecond
-	p, err := New(WithServerLoad(interval))
+	p, err := New(tailroute.WithServerLoad(interval))
 	require.NoError(t, err)
 	victim := c.Hosts()[2]
 	var stopOnce sync.Once

@@ -10,6 +10,8 @@ import (
 	"github.com/gocql/gocql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute"
+	"github.com/tailroute/tailroute/internal/payload"
 	"github.com/tailroute/tailroute/internal/simtest"
 	"github.com/tailroute/tailroute/sim"
 )
@@ -133,7 +135,7 @@ func runLoad(t *testing.T, c *sim.Cluster, s *gocql.Session, p *Policy, ks strin
 	served, errs := simtest.ClosedLoop(c, n, workers, func(rng *rand.Rand) error {
 		iter := s.Query("SELECT field0 FROM "+ks+".usertable WHERE y_id = ?", fmt.Sprintf("user%d", rng.IntN(100000))).Iter()
 		if feedback {
-			p.RecordFeedback(iter)
+			payload.Record(p, iter.Host(), iter.GetCustomPayload())
 		}
 		return iter.Close()
 	})
@@ -154,10 +156,10 @@ func TestEndToEndSlowNode(t *testing.T) {
 	shares := map[string]float64{}
 	for _, run := range []struct {
 		name     string
-		strategy Strategy
+		strategy tailroute.Strategy
 		feedback bool
-	}{{"roundrobin", RoundRobin, false}, {"c3", C3, false}, {"c3+feedback", C3, true}, {"p2c", P2C, false}} {
-		p, err := New(WithStrategy(run.strategy))
+	}{{"roundrobin", tailroute.RoundRobin, false}, {"c3", tailroute.C3, false}, {"c3+feedback", tailroute.C3, true}, {"p2c", tailroute.P2C, false}} {
+		p, err := New(tailroute.WithStrategy(run.strategy))
 		require.NoError(t, err)
 		s := simSession(t, c, p)
 		createKeyspace(t, s, "e2e", "{'class':'SimpleStrategy','replication_factor':3}")
@@ -219,7 +221,7 @@ func TestLocalDCFirst(t *testing.T) {
 		dcOf[nd.IP()] = nd.DC()
 	}
 	for _, remote := range []bool{false, true} {
-		p, err := New(WithLocalDC("dc1"), WithRemoteDCs(remote))
+		p, err := New(tailroute.WithLocalDC("dc1"), tailroute.WithRemoteDCs(remote))
 		require.NoError(t, err)
 		s := simSession(t, c, p)
 		createKeyspace(t, s, "dcks", "{'class':'NetworkTopologyStrategy','dc1':2,'dc2':2}")

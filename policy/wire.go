@@ -60,7 +60,7 @@ type wrapper interface {
 // refused: the policy cannot tell the two sessions' queries apart, so from
 // then on it returns no hosts to either (their queries fail with
 // gocql.ErrNoConnections), logs why through the Logger of the ClusterConfig
-// given to Wire (else gocql.Logger), and Err returns the error.
+// given to Wire (else the driver's default logger), and Err returns the error.
 func (p *Policy) Init(s *gocql.Session) {
 	if p.sess.Admit(s, p.r.ForgetHosts, p.refuse) {
 		p.r.SetKeyspaceFunc(keyspaceFunc(s.KeyspaceMetadata))
@@ -87,14 +87,4 @@ func (p *Policy) refuse() {
 // are none.
 func (p *Policy) Err() error {
 	return errors.Join(p.sess.Err(), p.r.DCProblem())
-}
-
-// logf logs through the Logger of the ClusterConfig given to Wire, else
-// through gocql.Logger, as gocql logs its own messages.
-func (p *Policy) logf(format string, a ...any) {
-	var l gocql.StdLogger = gocql.Logger
-	if c := p.sess.Wired(); c != nil && c.Logger != nil {
-		l = c.Logger
-	}
-	l.Printf("tailroute/policy: "+format, a...)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gocql/gocql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/simtest"
 	"github.com/tailroute/tailroute/sim"
 )
@@ -124,7 +125,7 @@ func TestUnknownLocalDC(t *testing.T) {
 		{"no-such-dc", "every host is treated as local", []string{"dc1", "dc2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := New(WithLocalDC(tc.name))
+			p, err := New(tailroute.WithLocalDC(tc.name))
 			require.NoError(t, err, "not knowable at New")
 			log := &logRecorder{}
 			s, err := simConfig(t, c, p, log).CreateSession()

@@ -6,7 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/tailroute/tailroute/tracker"
+	"github.com/tailroute/tailroute"
+	"github.com/tailroute/tailroute/internal/track"
 )
 
 // TestC3WorkersNeedAnswers: W_s (here polled: 4) drains the queue only while
@@ -16,16 +17,16 @@ import (
 // R_s/Silence and the idle host ranks first. (The paper's score: the tail
 // term has tests of its own.)
 func TestC3WorkersNeedAnswers(t *testing.T) {
-	p, _, clk := testPolicy(t, 2, WithRateControl(false), WithProbe(0, time.Second), WithJitter(0), WithTailTerm(0))
+	p, _, clk := testPolicy(t, 2, tailroute.WithRateControl(false), tailroute.WithProbe(0, time.Second), tailroute.WithJitter(0), tailroute.WithTailTerm(0))
 	tr := p.r.Tracker()
 	for i := 0; i < 50; i++ {
-		tr.Host("h0").Observe(tr.Now(), 4*time.Millisecond, tracker.Success)
-		tr.Host("h1").Observe(tr.Now(), 20*time.Millisecond, tracker.Success)
+		tr.Host("h0").Observe(tr.Now(), 4*time.Millisecond, track.Success)
+		tr.Host("h1").Observe(tr.Now(), 20*time.Millisecond, track.Success)
 	}
 	h0 := tr.Host("h0")
 	h0.ServerWorkers(4)
 	clk.Advance(time.Millisecond) // h0's last response lies before its requests
-	as := []tracker.Attempt{h0.Begin(tr.Now()), h0.Begin(tr.Now())}
+	as := []track.Attempt{h0.Begin(tr.Now()), h0.Begin(tr.Now())}
 	clk.Advance(3 * time.Millisecond)
 	assert.Equal(t, "h0", plan(p, &fakeQuery{})[0], "silent 3ms < R_s = 4ms: W_s = 4 holds")
 	clk.Advance(9 * time.Millisecond)
@@ -33,6 +34,6 @@ func TestC3WorkersNeedAnswers(t *testing.T) {
 	for _, a := range as {
 		h0.End(a)
 	}
-	h0.Observe(tr.Now(), 4*time.Millisecond, tracker.Success)
+	h0.Observe(tr.Now(), 4*time.Millisecond, track.Success)
 	assert.Equal(t, "h0", plan(p, &fakeQuery{})[0], "answered again: W_s = 4")
 }

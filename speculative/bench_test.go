@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+	"github.com/tailroute/tailroute"
+	"github.com/tailroute/tailroute/internal/hedge"
 )
 
 // benchPolicy is an allocation-free inner policy, so benchmarks show the
@@ -26,10 +28,10 @@ func newBenchPolicy(hosts ...*gocql.HostInfo) *benchPolicy {
 	return p
 }
 
-func benchRig(b *testing.B, opts ...Option) (*Hedger, gocql.HostSelectionPolicy) {
+func benchRig(b *testing.B, opts ...tailroute.Option) (*Hedger, gocql.HostSelectionPolicy) {
 	src := &fakeSource{}
 	src.set(5*time.Millisecond, true)
-	h, err := New(append([]Option{WithSource(src)}, opts...)...)
+	h, err := New(append([]tailroute.Option{tailroute.WithSource(src)}, opts...)...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -72,7 +74,7 @@ func BenchmarkPickNotEligible(b *testing.B) {
 
 // BenchmarkPickBudgetSpent: an eligible query when the budget is spent.
 func BenchmarkPickBudgetSpent(b *testing.B) {
-	_, p := benchRig(b, WithBudget(0, time.Second))
+	_, p := benchRig(b, tailroute.WithBudget(0, time.Second))
 	q := idem()
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
@@ -82,7 +84,7 @@ func BenchmarkPickBudgetSpent(b *testing.B) {
 
 // BenchmarkPickArmed: an armed execution whose first attempt wins (95% case).
 func BenchmarkPickArmed(b *testing.B) {
-	_, p := benchRig(b, WithBudget(1, time.Second))
+	_, p := benchRig(b, tailroute.WithBudget(1, time.Second))
 	q := idem()
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
@@ -92,7 +94,7 @@ func BenchmarkPickArmed(b *testing.B) {
 
 // BenchmarkPickArmedHedged: an armed execution whose hedge fires.
 func BenchmarkPickArmedHedged(b *testing.B) {
-	_, p := benchRig(b, WithBudget(1, time.Second))
+	_, p := benchRig(b, tailroute.WithBudget(1, time.Second))
 	q := idem()
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
@@ -117,7 +119,7 @@ func (s *loadSource) HedgeRoom() (time.Duration, bool) { return s.wait, s.sat }
 func loadRig(b *testing.B, sat bool) gocql.HostSelectionPolicy {
 	src := &loadSource{sat: sat}
 	src.set(5*time.Millisecond, true)
-	h, err := New(WithSource(src), WithBudget(1, time.Second))
+	h, err := New(tailroute.WithSource(src), tailroute.WithBudget(1, time.Second))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -150,7 +152,7 @@ func BenchmarkPickLoadRule(b *testing.B) {
 }
 
 func BenchmarkPickArmedParallel(b *testing.B) {
-	_, p := benchRig(b, WithBudget(1, time.Second))
+	_, p := benchRig(b, tailroute.WithBudget(1, time.Second))
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		q := idem()
@@ -162,7 +164,7 @@ func BenchmarkPickArmedParallel(b *testing.B) {
 
 func BenchmarkDelay(b *testing.B) {
 	h, _ := benchRig(b)
-	spec := &h.spec
+	spec := h.core.Spec()
 	b.ReportAllocs()
 	var d time.Duration
 	for i := 0; i < b.N; i++ {
@@ -172,7 +174,7 @@ func BenchmarkDelay(b *testing.B) {
 }
 
 func BenchmarkBudgetParallel(b *testing.B) {
-	bg := newBudget(0.05, int64(10*time.Second))
+	bg := hedge.NewBudget(0.05, int64(10*time.Second))
 	start := time.Now()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {

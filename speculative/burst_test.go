@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/policy"
 )
 
@@ -23,11 +24,11 @@ func (s *silentSource) MaxSilence() time.Duration { return time.Duration(s.silen
 
 // burstRig is a rig whose source reports silence, with a long-run budget
 // that does not bind in these tests (5% of the rig's 1000 requests).
-func burstRig(t *testing.T, opts ...Option) (*rig, *silentSource) {
+func burstRig(t *testing.T, opts ...tailroute.Option) (*rig, *silentSource) {
 	t.Helper()
 	src := &silentSource{}
 	src.set(10*time.Millisecond, true)
-	r := newRig(t, 3, append([]Option{WithSource(src), WithBudget(0.05, 10*time.Second)}, opts...)...)
+	r := newRig(t, 3, append([]tailroute.Option{tailroute.WithSource(src), tailroute.WithBudget(0.05, 10*time.Second)}, opts...)...)
 	return r, src
 }
 
@@ -54,7 +55,7 @@ func plain(r *rig, n int) {
 }
 
 func TestBurstCapLimitsHedgesPerHorizon(t *testing.T) {
-	r, _ := burstRig(t, WithBurstCap(200*time.Millisecond, 1, 2), WithBudget(0.05, 10*time.Second))
+	r, _ := burstRig(t, tailroute.WithBurstCap(200*time.Millisecond, 1, 2), tailroute.WithBudget(0.05, 10*time.Second))
 	plain(r, 100) // 100 executions in the horizon: room for max(2, 5) hedges
 	fired := 0
 	for i := 0; i < 20; i++ {
@@ -72,7 +73,7 @@ func TestBurstCapLimitsHedgesPerHorizon(t *testing.T) {
 }
 
 func TestBurstCapFactor(t *testing.T) {
-	r, _ := burstRig(t, WithBurstCap(200*time.Millisecond, 3, 0))
+	r, _ := burstRig(t, tailroute.WithBurstCap(200*time.Millisecond, 3, 0))
 	plain(r, 100)
 	fired := 0
 	for i := 0; i < 40; i++ {
@@ -84,7 +85,7 @@ func TestBurstCapFactor(t *testing.T) {
 }
 
 func TestBurstCapFloor(t *testing.T) {
-	r, _ := burstRig(t, WithBurstCap(200*time.Millisecond, 1, 3))
+	r, _ := burstRig(t, tailroute.WithBurstCap(200*time.Millisecond, 1, 3))
 	r.clk.Advance(time.Second) // nothing in the horizon: 5% of 0 executions
 	fired := 0
 	for i := 0; i < 10; i++ {
@@ -96,7 +97,7 @@ func TestBurstCapFloor(t *testing.T) {
 }
 
 func TestBurstCapLiftedWhileAHostIsSilent(t *testing.T) {
-	r, src := burstRig(t, WithBurstCap(200*time.Millisecond, 1, 0))
+	r, src := burstRig(t, tailroute.WithBurstCap(200*time.Millisecond, 1, 0))
 	r.clk.Advance(time.Second)
 	assert.False(t, fire(r), "capped: no room in the horizon")
 	src.silence.Store(int64(11 * time.Millisecond)) // silent for longer than the 10ms delay: a stall
@@ -109,14 +110,14 @@ func TestBurstCapLiftedWhileAHostIsSilent(t *testing.T) {
 }
 
 func TestBurstCapNeedsSilenceSource(t *testing.T) {
-	r := newRig(t, 3, WithBudget(1, 10*time.Second), WithBurstCap(200*time.Millisecond, 1, 0))
+	r := newRig(t, 3, tailroute.WithBudget(1, 10*time.Second), tailroute.WithBurstCap(200*time.Millisecond, 1, 0))
 	r.clk.Advance(time.Second)
 	assert.True(t, fire(r), "the fake source reports no silence: cap off")
-	assert.Nil(t, r.h.burst)
+	assert.Nil(t, r.h.core.Burst())
 }
 
 func TestBurstCapOff(t *testing.T) {
-	r, _ := burstRig(t, WithBurstCap(0, 1, 0))
+	r, _ := burstRig(t, tailroute.WithBurstCap(0, 1, 0))
 	r.clk.Advance(time.Second)
 	assert.True(t, fire(r))
 }
@@ -158,7 +159,7 @@ func TestWonLostInFlight(t *testing.T) {
 // asked again after a Mark(nil); a hedge that fires after the primary's
 // Mark(nil) gets its host from a fresh plan, not from the spent one.
 func TestLateHedgeTakesFreshPlan(t *testing.T) {
-	pol, err := policy.New(policy.WithRateControl(false))
+	pol, err := policy.New(tailroute.WithRateControl(false))
 	require.NoError(t, err)
 	var hosts []*gocql.HostInfo
 	for i := 0; i < 3; i++ {
@@ -169,7 +170,7 @@ func TestLateHedgeTakesFreshPlan(t *testing.T) {
 	}
 	src := &fakeSource{}
 	src.set(10*time.Millisecond, true)
-	h, err := New(WithSource(src), WithBudget(1, 10*time.Second))
+	h, err := New(tailroute.WithSource(src), tailroute.WithBudget(1, 10*time.Second))
 	require.NoError(t, err)
 	p := h.Wrap(pol)
 	for _, hi := range hosts {

@@ -6,7 +6,7 @@
 // # Use
 //
 //	h, err := speculative.New()                 // p95, clamp [1ms, 500ms], budget 5% over 10s
-//	// or follow our policy: speculative.New(speculative.WithSource(p))
+//	// or follow our policy: speculative.New(tailroute.WithSource(p))
 //	err = speculative.Wire(cluster, h)          // after policy.Wire, if any
 //	session, err := cluster.CreateSession()
 //	...
@@ -120,7 +120,7 @@
 // result, so a hedge cannot be declined when its timer fires. This is why
 // the factor matters: a cap that ordinary hedging reaches (factor 1) also
 // refuses to arm the requests a stall is about to catch, while factor 3
-// only binds in bursts (docs/RESULTS.md, "Hedging with a burst cap").
+// only binds in bursts (docs/experiments/hedging-burst-cap.md).
 //
 // # Load rule
 //
@@ -140,7 +140,7 @@
 //     budget stays): the requests a stalled host holds are what hedging
 //     is for, and the hosts a hedge goes to are idle rather than busy.
 //  3. Queueing: not while every host whose worker count W_s is known
-//     (polled, policy.WithServerLoad) has all its workers taken:
+//     (polled, tailroute.WithServerLoad) has all its workers taken:
 //     outstanding x w + the polled queue (pending tasks) >= W_s. A hedge
 //     would only wait. Without a known W_s this test is off: the client
 //     cannot tell a queue from work in service.
@@ -223,7 +223,8 @@
 // when the Hedger follows our policy; with another source only the budget
 // and the burst cap bound it. The budget window is 10s rather than
 // shorter because a short window also cuts the reserve that stalls need.
-// docs/experiments/hedging-load-aware.md has the figures per scenario.
+// Enable hedging for latency-critical reads; docs/experiments/
+// hedging-load-aware.md has the figures per scenario.
 //
 // With tailroute's policy, a losing attempt is not forgotten: CQL has no
 // cancel, so the tracker counts it as orphaned (still queued on its host)
@@ -240,7 +241,7 @@
 // after the query returned; armed executions are at most a few per cent).
 // Delay() is one atomic read; Recorder.Record one clock read and one
 // atomic add; a quantile scan runs once per refresh interval.
-// docs/RESULTS.md has the benchmark figures (go test -run '^$' -bench .
+// docs/experiments/hedging-driver-free-core.md has the benchmark figures (go test -run '^$' -bench .
 // -benchmem ./speculative/).
 //
 // The wrapped policy's own plan may be pooled (ours is, see policy.Pick):

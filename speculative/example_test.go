@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/policy"
 	"github.com/tailroute/tailroute/sim"
 	"github.com/tailroute/tailroute/speculative"
@@ -43,7 +44,7 @@ func Example() {
 	if err := policy.Wire(cluster, p); err != nil { // first the policy...
 		log.Fatal(err)
 	}
-	h, err := speculative.New(speculative.WithSource(p), speculative.WithBudget(0.05, 10*time.Second))
+	h, err := speculative.New(tailroute.WithSource(p), tailroute.WithBudget(0.05, 10*time.Second))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func Example() {
 // ExampleNew shows option validation: a bad option is an error from New
 // naming the option, the field, the value and the allowed range.
 func ExampleNew() {
-	_, err := speculative.New(speculative.WithQuantile(1.5))
+	_, err := speculative.New(tailroute.WithQuantile(1.5))
 	fmt.Println(err)
 	// Output:
 	// speculative: WithQuantile: Quantile = 1.5, allowed (0, 1) exclusive

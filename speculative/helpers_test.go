@@ -9,6 +9,7 @@ import (
 
 	"github.com/gocql/gocql"
 
+	"github.com/tailroute/tailroute/internal/hedge"
 	"github.com/tailroute/tailroute/tracker"
 )
 
@@ -119,7 +120,7 @@ func specType(q any) reflect.Type {
 }
 
 var (
-	armedType = reflect.TypeOf(&armedSpec{})
+	armedType = reflect.TypeOf(&hedge.Spec{})
 	noneType  = reflect.TypeOf(gocql.NonSpeculativeExecution{})
 )
 

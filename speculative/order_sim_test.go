@@ -8,6 +8,7 @@ import (
 	"github.com/gocql/gocql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute"
 )
 
 // recordingSpec is a SpeculativeExecutionPolicy that counts how often gocql
@@ -27,8 +28,8 @@ func (r *recordingSpec) Delay() time.Duration { r.delays.Add(1); return time.Sec
 func TestGocqlPicksBeforeReadingSpec(t *testing.T) {
 	c := startSim(t, 3, "127.0.0.19")
 	keys := setupData(t, c, 3, 20)
-	h, err := New(WithSource(&fakeSource{}), WithDelayBounds(time.Microsecond, time.Microsecond),
-		WithBudget(1, time.Minute), WithBurstCap(0, 1, 0))
+	h, err := New(tailroute.WithSource(&fakeSource{}), tailroute.WithDelayBounds(time.Microsecond, time.Microsecond),
+		tailroute.WithBudget(1, time.Minute), tailroute.WithBurstCap(0, 1, 0))
 	require.NoError(t, err)
 	s, _ := newSimSession(t, c, simKS, h, func(cl *gocql.ClusterConfig) {
 		cl.RetryPolicy = &gocql.SimpleRetryPolicy{NumRetries: 2}

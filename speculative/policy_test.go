@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/tracker"
 )
 
@@ -24,12 +25,12 @@ type rig struct {
 
 // newRig wraps a fake policy whose plan is hosts[0..n-1], adds the hosts as
 // up and funds the budget (50% of 1000 requests).
-func newRig(t *testing.T, n int, opts ...Option) *rig {
+func newRig(t *testing.T, n int, opts ...tailroute.Option) *rig {
 	t.Helper()
 	clk := newFakeClock()
 	src := &fakeSource{}
 	src.set(10*time.Millisecond, true)
-	opts = append([]Option{WithSource(src), WithClock(clk), WithBudget(0.5, 10*time.Second)}, opts...)
+	opts = append([]tailroute.Option{tailroute.WithSource(src), tailroute.WithClock(clk), tailroute.WithBudget(0.5, 10*time.Second)}, opts...)
 	h, err := New(opts...)
 	require.NoError(t, err)
 	r := &rig{clk: clk, h: h}
@@ -42,7 +43,7 @@ func newRig(t *testing.T, n int, opts ...Option) *rig {
 		r.p.AddHost(x)
 	}
 	for i := 0; i < 1000; i++ {
-		h.budget.Request(h.nowNs())
+		h.core.Budget().Request(h.core.NowNs())
 	}
 	return r
 }
@@ -194,7 +195,7 @@ func TestHedgeFallsBackToFailedHostThenNone(t *testing.T) {
 }
 
 func TestHedgeWithoutErrorHoldoff(t *testing.T) {
-	r := newRig(t, 2, WithErrorHoldoff(0))
+	r := newRig(t, 2, tailroute.WithErrorHoldoff(0))
 	h1, h2 := r.hosts[0], r.hosts[1]
 	r.inner.plan = []*gocql.HostInfo{h2}
 	r.p.Pick(idem())().Mark(overloaded)
@@ -257,7 +258,7 @@ func TestTooFewHostsUp(t *testing.T) {
 }
 
 func TestBudgetSpentDisarms(t *testing.T) {
-	r := newRig(t, 3, WithBudget(0.05, time.Second))
+	r := newRig(t, 3, tailroute.WithBudget(0.05, time.Second))
 	// newRig funded 1000 requests: 50 tokens (+5% of the picks themselves)
 	armed := 0
 	for i := 0; i < 60; i++ {
@@ -286,7 +287,7 @@ func TestBudgetSpentDisarms(t *testing.T) {
 }
 
 func TestWrapForwardsAndReady(t *testing.T) {
-	h, err := New(WithSource(&fakeSource{}))
+	h, err := New(tailroute.WithSource(&fakeSource{}))
 	require.NoError(t, err)
 	inner := newFakePolicy()
 	p := h.Wrap(inner)
@@ -339,7 +340,7 @@ func TestWire(t *testing.T) {
 	assert.Error(t, Wire(gocql.NewCluster(), nil))
 
 	// with an external source no observer is installed
-	h2, err := New(WithSource(&fakeSource{}))
+	h2, err := New(tailroute.WithSource(&fakeSource{}))
 	require.NoError(t, err)
 	cfg2 := gocql.NewCluster("127.0.0.1")
 	require.NoError(t, Wire(cfg2, h2))
@@ -352,7 +353,7 @@ func TestWire(t *testing.T) {
 // (NextHost serialised per execution, Mark from the attempts' goroutines)
 // from many goroutines; run with -race.
 func TestConcurrentExecutions(t *testing.T) {
-	r := newRig(t, 4, WithBudget(0.05, time.Hour))
+	r := newRig(t, 4, tailroute.WithBudget(0.05, time.Hour))
 	var wg sync.WaitGroup
 	var bad sync.Map
 	for g := 0; g < 8; g++ {
@@ -416,7 +417,7 @@ func TestLoadRuleV1(t *testing.T) {
 	src := &loadSource{sat: true}
 	src.set(10*time.Millisecond, true)
 	clk := tracker.NewManualClock(time.Hour)
-	h, err := New(WithSource(src), WithBudget(1, time.Second), WithClock(clk))
+	h, err := New(tailroute.WithSource(src), tailroute.WithBudget(1, time.Second), tailroute.WithClock(clk))
 	require.NoError(t, err)
 	p := h.Wrap(gocql.RoundRobinHostPolicy())
 	for _, ip := range []string{"127.0.0.1", "127.0.0.2"} {

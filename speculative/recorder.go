@@ -28,8 +28,8 @@ type RecorderConfig struct {
 }
 
 // Recorder is a small lock-free latency source: a sliding-window log-linear
-// histogram of attempt latencies fed by gocql's QueryObserver (and
-// BatchObserver). It lets hedging adapt with gocql's built-in host
+// histogram of attempt latencies fed by the driver's QueryObserver (and
+// BatchObserver). It lets hedging adapt with the driver's built-in host
 // selection policies, which have no latency tracker of their own. It is
 // the tracker's rolling log-linear histogram over the last Window: a
 // quantile is reported at most 6.25% above the true one. Recorded are
@@ -57,7 +57,7 @@ func (r *Recorder) Record(latency time.Duration) { r.r.Record(latency) }
 func (r *Recorder) LatencyQuantile(q float64) (time.Duration, bool) { return r.r.LatencyQuantile(q) }
 
 // recordable says whether an attempt ending with err is a latency sample:
-// a success, a cancelled loser (censored sample) or gocql's not-found.
+// a success, a cancelled loser (censored sample) or the driver's not-found.
 func recordable(err error) bool {
 	return err == nil || errors.Is(err, context.Canceled) || errors.Is(err, gocql.ErrNotFound)
 }

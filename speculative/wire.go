@@ -7,16 +7,18 @@ import (
 	"github.com/gocql/gocql"
 )
 
-// Wire turns hedging on for every idempotent query of sessions created
-// from cfg: it wraps cfg.PoolConfig.HostSelectionPolicy (gocql's default
-// RoundRobinHostPolicy when nil) with h.Wrap and, when h uses its built-in
-// Recorder, adds the Recorder to cfg.QueryObserver and cfg.BatchObserver
-// (chained after any observer already set). Call it after anything else
-// that sets the policy or observers, e.g. after policy.Wire (which returns
-// an error when called after Wire, rather than drop the hedging wrapper):
+// Wire turns hedging on for sessions created from cfg (every idempotent
+// query with gocql v1; with the v2 driver, the executions prepared with
+// Hedger.Arm): it wraps cfg.PoolConfig.HostSelectionPolicy (the driver's
+// default RoundRobinHostPolicy when nil) with h.Wrap and, when h uses its
+// built-in Recorder, adds the Recorder to cfg.QueryObserver and
+// cfg.BatchObserver (chained after any observer already set). Call it
+// after anything else that sets the policy or observers, e.g. after
+// policy.Wire (which returns an error when called after Wire, rather than
+// drop the hedging wrapper):
 //
 //	if err := policy.Wire(cluster, p); err != nil { ... }
-//	h, err := speculative.New(speculative.WithSource(p))
+//	h, err := speculative.New(tailroute.WithSource(p))
 //	if err := speculative.Wire(cluster, h); err != nil { ... }
 //
 // It returns an error if cfg or h is nil or cfg is already wired.

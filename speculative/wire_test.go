@@ -6,13 +6,14 @@ import (
 	"github.com/gocql/gocql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute"
+	"github.com/tailroute/tailroute/internal/track"
 	"github.com/tailroute/tailroute/policy"
-	"github.com/tailroute/tailroute/tracker"
 )
 
 // The policy reports silence, so WithSource(p) keeps the burst cap
 // (WithBurstCap) on.
-var _ SilenceSource = (*policy.Policy)(nil)
+var _ tailroute.SilenceSource = (*policy.Policy)(nil)
 
 // TestWireWithPolicyWire: policy.Wire then Wire hedges over our policy;
 // the other order is an error from policy.Wire that keeps the hedging
@@ -20,7 +21,7 @@ var _ SilenceSource = (*policy.Policy)(nil)
 func TestWireWithPolicyWire(t *testing.T) {
 	p, err := policy.New()
 	require.NoError(t, err)
-	h, err := New(WithSource(p))
+	h, err := New(tailroute.WithSource(p))
 	require.NoError(t, err)
 	cfg := gocql.NewCluster("127.0.0.1")
 	require.NoError(t, policy.Wire(cfg, p))
@@ -48,13 +49,13 @@ func TestWireWithPolicyWire(t *testing.T) {
 // TestWithSourceTypedNil: a typed nil source is an error from New, not a
 // panic at the first delay refresh.
 func TestWithSourceTypedNil(t *testing.T) {
-	var tr *tracker.Tracker
-	_, err := New(WithSource(tr))
+	var tr *track.Tracker
+	_, err := New(tailroute.WithSource(tr))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "*tracker.Tracker(nil)")
+	assert.Contains(t, err.Error(), "*track.Tracker(nil)")
 	var p *policy.Policy
-	_, err = New(WithSource(p))
+	_, err = New(tailroute.WithSource(p))
 	require.Error(t, err)
-	_, err = New(WithSource(nil))
+	_, err = New(tailroute.WithSource(nil))
 	require.Error(t, err)
 }

@@ -6,6 +6,7 @@ import (
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/simtest"
 	"github.com/tailroute/tailroute/sim"
 )
@@ -29,7 +30,7 @@ func BenchmarkPickMark(b *testing.B) {
 	for i := range queries {
 		queries[i] = fakeQuery{key: []byte(fmt.Sprintf("user%d", i*7919)), ks: "bench"}
 	}
-	ours := func(b *testing.B, opts ...Option) *Policy {
+	ours := func(b *testing.B, opts ...tailroute.Option) *Policy {
 		p, err := New(opts...)
 		require.NoError(b, err)
 		p.Init(s)
@@ -51,11 +52,11 @@ func BenchmarkPickMark(b *testing.B) {
 	}
 	for _, tc := range []struct {
 		name string
-		opts []Option
+		opts []tailroute.Option
 	}{
-		{"c3", []Option{WithMaxBackpressureWait(0)}},
-		{"p2c", []Option{WithStrategy(P2C)}},
-		{"roundrobin", []Option{WithStrategy(RoundRobin)}},
+		{"c3", []tailroute.Option{tailroute.WithMaxBackpressureWait(0)}},
+		{"p2c", []tailroute.Option{tailroute.WithStrategy(tailroute.P2C)}},
+		{"roundrobin", []tailroute.Option{tailroute.WithStrategy(tailroute.RoundRobin)}},
 	} {
 		b.Run(tc.name, func(b *testing.B) { run(b, ours(b, tc.opts...), queries) })
 	}
@@ -64,7 +65,7 @@ func BenchmarkPickMark(b *testing.B) {
 		for i := range qs {
 			qs[i].idempotent = true
 		}
-		run(b, ours(b, WithMaxBackpressureWait(0)), qs)
+		run(b, ours(b, tailroute.WithMaxBackpressureWait(0)), qs)
 	})
 	b.Run("v2-tokenaware-rr", func(b *testing.B) {
 		tap := gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/simtest"
 	"github.com/tailroute/tailroute/sim"
 )
@@ -17,9 +18,9 @@ import (
 // the polls are neither user traffic for the tracker nor counted in os_s.
 func TestServerLoadV2(t *testing.T) {
 	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 5, Model: sim.ServiceModel{Workers: 2, MeanService: time.Millisecond}})
-	p, err := New(WithServerLoad(50 * time.Millisecond))
+	p, err := New(tailroute.WithServerLoad(50 * time.Millisecond))
 	require.NoError(t, err)
-	assert.Equal(t, 50*time.Millisecond, p.r.Config().ServerLoadInterval())
+	assert.Equal(t, 50*time.Millisecond, p.r.Config().ServerLoad)
 	simSession(t, c, p)
 	require.Eventually(t, func() bool {
 		st := p.Stats()

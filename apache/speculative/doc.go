@@ -6,7 +6,7 @@
 //
 // # Use
 //
-//	h, err := speculative.New()               // or speculative.WithSource(p)
+//	h, err := speculative.New()               // or tailroute.WithSource(p)
 //	err = speculative.Wire(cluster, h)        // after policy.Wire, if any
 //	...
 //	q := session.Query(stmt, args...).Idempotent(true)
@@ -32,3 +32,6 @@
 // holdoff, the choice of the hedge's host and Stats, is as in the v1
 // package.
 package speculative
+
+// The files shared with the gocql v1 adapter are generated from it.
+//go:generate go run ../../internal/v2gen

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/apache/policy"
 	"github.com/tailroute/tailroute/speculative/promstats"
 	"github.com/tailroute/tailroute/tracker"
@@ -71,7 +72,7 @@ type fixedSource time.Duration
 func (s fixedSource) LatencyQuantile(float64) (time.Duration, bool) { return time.Duration(s), true }
 
 func TestPickArmsOnlyArmedIdempotentExecutions(t *testing.T) {
-	h, err := New(WithSource(fixedSource(10*time.Millisecond)), WithBudget(1, time.Second))
+	h, err := New(tailroute.WithSource(fixedSource(10*time.Millisecond)), tailroute.WithBudget(1, time.Second))
 	require.NoError(t, err)
 	hosts := []*gocql.HostInfo{
 		newHost(t, "127.0.0.1", "00000000-0000-0000-0000-000000000001"),
@@ -125,7 +126,7 @@ func TestPickArmsOnlyArmedIdempotentExecutions(t *testing.T) {
 }
 
 func TestPickDeniedByBudgetSetsNoAttempt(t *testing.T) {
-	h, err := New(WithSource(fixedSource(10*time.Millisecond)), WithBudget(0, time.Second))
+	h, err := New(tailroute.WithSource(fixedSource(10*time.Millisecond)), tailroute.WithBudget(0, time.Second))
 	require.NoError(t, err)
 	hosts := []*gocql.HostInfo{
 		newHost(t, "127.0.0.1", "00000000-0000-0000-0000-000000000001"),
@@ -152,7 +153,7 @@ func TestWireErrors(t *testing.T) {
 	err = Wire(cl, h)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "already a hedging policy")
-	_, err = New(WithQuantile(2))
+	_, err = New(tailroute.WithQuantile(2))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Quantile")
 }
@@ -160,7 +161,7 @@ func TestWireErrors(t *testing.T) {
 // TestPromstatsReadsV2Hedger: speculative/promstats builds without the v1
 // driver and collects the v2 Hedger's Stats.
 func TestPromstatsReadsV2Hedger(t *testing.T) {
-	h, err := New(WithSource(fixedSource(10 * time.Millisecond)))
+	h, err := New(tailroute.WithSource(fixedSource(10 * time.Millisecond)))
 	require.NoError(t, err)
 	p := h.Wrap(&fakePolicy{})
 	p.Pick(&fakeQuery{ctx: context.Background()})
@@ -179,7 +180,7 @@ func TestPromstatsReadsV2Hedger(t *testing.T) {
 
 // The v2 policy reports silence, so WithSource(p) keeps the burst cap
 // (WithBurstCap) on.
-var _ SilenceSource = (*policy.Policy)(nil)
+var _ tailroute.LoadSource = (*policy.Policy)(nil)
 
 // loadSource is a LoadSource with settable host state (the load rule's
 // inputs): every quantile 10ms, no silence, an idle target.
@@ -198,7 +199,7 @@ func (s *loadSource) HedgeRoom() (time.Duration, bool) { return 0, s.saturated }
 func TestLoadRuleV2(t *testing.T) {
 	src := &loadSource{fixedSource: fixedSource(10 * time.Millisecond), saturated: true}
 	clk := tracker.NewManualClock(time.Hour)
-	h, err := New(WithSource(src), WithBudget(1, time.Second), WithClock(clk))
+	h, err := New(tailroute.WithSource(src), tailroute.WithBudget(1, time.Second), tailroute.WithClock(clk))
 	require.NoError(t, err)
 	hosts := []*gocql.HostInfo{
 		newHost(t, "127.0.0.1", "00000000-0000-0000-0000-000000000001"),

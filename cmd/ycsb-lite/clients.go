@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tailroute/tailroute/ycsb"
+	"github.com/tailroute/tailroute/internal/ycsb"
 )
 
 // demandWeights returns each of n clients' share of the demand. skew ""

@@ -1,5 +1,8 @@
-// The datastax policy's gocql v1 adapter: dsCore (datastax_core.go) as a
+// The datastax policy's binding to gocql v1: dsCore (datastax_core.go) as a
 // gocql.HostSelectionPolicy, its observer and wiring.
+// datastax_v2.go is generated from this file (gen_v2_test.go).
+
+//go:generate go test -run ^TestGeneratedV2$ -args -update
 
 package main
 
@@ -11,8 +14,8 @@ import (
 )
 
 // datastaxPolicy is dsCore (the DataStax Java driver 4.x default policy's
-// port) for gocql v1: replicas from gocql's token-aware policy over a
-// marked round robin of the local DC.
+// port) bound to gocql v1: replicas from the driver's token-aware policy
+// over a marked round robin of the local DC.
 type datastaxPolicy struct {
 	gocql.HostSelectionPolicy // replica source: token-aware over a marked fallback
 	*dsCore
@@ -93,15 +96,4 @@ func wireDatastax(cfg *gocql.ClusterConfig, p *datastaxPolicy) {
 	cfg.PoolConfig.HostSelectionPolicy = p
 	cfg.QueryObserver = dsObserver{p: p, next: cfg.QueryObserver}
 	p.wired(cfg.Timeout)
-}
-
-func init() {
-	registerPolicy(policySpec{
-		name: "datastax",
-		help: "port of the DataStax Java driver 4.x DefaultLoadBalancingPolicy: shuffled replicas, busy-replica avoidance, P2C on in-flight counts",
-		install: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
-			wireDatastax(cfg, newDatastaxPolicy(env.localDC, env.seed))
-			return installed{}, nil
-		},
-	})
 }

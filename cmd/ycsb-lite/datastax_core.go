@@ -1,7 +1,8 @@
 // The datastax policy's driver-free core (dsCore): per-host state, the
 // busy rule, the plan order, and the load signals (in flight with orphans,
-// responses). The gocql v1 adapter is datastax.go, the v2 adapter
-// datastax_v2.go; both hand the core their hosts through dsNode.
+// responses). It is bound to gocql v1 in datastax.go and to the v2 driver
+// in datastax_v2.go (generated from datastax.go); both hand the core their
+// hosts through dsNode.
 
 package main
 

@@ -1,6 +1,7 @@
-// The datastax policy's -driver v2 adapter: dsCore (datastax_core.go) as a
-// github.com/apache/cassandra-gocql-driver/v2 HostSelectionPolicy, its
-// observer and wiring, mirroring the v1 adapter (datastax.go).
+// Code generated from datastax.go by TestGeneratedV2 (gen_v2_test.go); DO NOT EDIT.
+
+// The datastax policy's binding to the v2 driver: dsCore (datastax_core.go) as a
+// gocql2.HostSelectionPolicy, its observer and wiring.
 
 package main
 
@@ -11,8 +12,9 @@ import (
 	gocql2 "github.com/apache/cassandra-gocql-driver/v2"
 )
 
-// datastaxPolicyV2 is dsCore for the v2 driver: replicas from v2's
-// token-aware policy over a marked round robin of the local DC.
+// datastaxPolicyV2 is dsCore (the DataStax Java driver 4.x default policy's
+// port) bound to the v2 driver: replicas from the driver's token-aware policy
+// over a marked round robin of the local DC.
 type datastaxPolicyV2 struct {
 	gocql2.HostSelectionPolicy // replica source: token-aware over a marked fallback
 	*dsCore
@@ -27,12 +29,12 @@ func newDatastaxPolicyV2(localDC string, seed int64) *datastaxPolicyV2 {
 	}
 }
 
-func (p *datastaxPolicyV2) selected(h gocql2.SelectedHost) *dsHost {
-	return p.state(hostKey(h.Info()))
-}
+func (p *datastaxPolicyV2) host(h *gocql2.HostInfo) *dsHost { return p.state(hostKey(h)) }
+
+func (p *datastaxPolicyV2) selected(h gocql2.SelectedHost) *dsHost { return p.host(h.Info()) }
 
 func (p *datastaxPolicyV2) wrap(h gocql2.SelectedHost, s *dsHost) gocql2.SelectedHost {
-	return &dsSelectedV2{SelectedHost: h, c: p.dsCore, s: s}
+	return &dsSelectedV2{SelectedHost: h, p: p, s: s}
 }
 
 // Pick returns the query plan (dsQueryPlan): ordered replicas, then the
@@ -44,42 +46,43 @@ func (p *datastaxPolicyV2) Pick(q gocql2.ExecutableStatement) gocql2.NextHost {
 // dsSelectedV2 is a handed-out host; its Mark is dsCore.marked.
 type dsSelectedV2 struct {
 	gocql2.SelectedHost
-	c    *dsCore
+	p    *datastaxPolicyV2
 	s    *dsHost
 	done atomic.Bool
 }
 
 func (d *dsSelectedV2) Mark(err error) {
-	d.c.marked(d.s, &d.done)
+	d.p.marked(d.s, &d.done)
 	d.SelectedHost.Mark(err)
 }
 
-// HostUp, HostDown and RemoveHost forget the host's in-flight count (see
-// dsCore).
+// reset forgets a host's in-flight count (see dsCore).
+func (p *datastaxPolicyV2) reset(h *gocql2.HostInfo) { p.resetKey(hostKey(h)) }
+
 func (p *datastaxPolicyV2) HostUp(h *gocql2.HostInfo) {
-	p.resetKey(hostKey(h))
+	p.reset(h)
 	p.HostSelectionPolicy.HostUp(h)
 }
 
 func (p *datastaxPolicyV2) HostDown(h *gocql2.HostInfo) {
-	p.resetKey(hostKey(h))
+	p.reset(h)
 	p.HostSelectionPolicy.HostDown(h)
 }
 
 func (p *datastaxPolicyV2) RemoveHost(h *gocql2.HostInfo) {
-	p.resetKey(hostKey(h))
+	p.reset(h)
 	p.HostSelectionPolicy.RemoveHost(h)
 }
 
 // dsObserverV2 is the query observer wireDatastaxV2 chains in.
 type dsObserverV2 struct {
-	c    *dsCore
+	p    *datastaxPolicyV2
 	next gocql2.QueryObserver
 }
 
 func (o dsObserverV2) ObserveQuery(ctx context.Context, q gocql2.ObservedQuery) {
 	if q.Host != nil {
-		o.c.observe(hostKey(q.Host), q.End.Sub(q.Start), noResponse(ctx, q.Err, gocql2.ErrTimeoutNoResponse))
+		o.p.observe(hostKey(q.Host), q.End.Sub(q.Start), noResponse(ctx, q.Err, gocql2.ErrTimeoutNoResponse))
 	}
 	if o.next != nil {
 		o.next.ObserveQuery(ctx, q)
@@ -90,12 +93,6 @@ func (o dsObserverV2) ObserveQuery(ctx context.Context, q gocql2.ObservedQuery) 
 // already set) into cfg; the session's timeout bounds orphans.
 func wireDatastaxV2(cfg *gocql2.ClusterConfig, p *datastaxPolicyV2) {
 	cfg.PoolConfig.HostSelectionPolicy = p
-	cfg.QueryObserver = dsObserverV2{c: p.dsCore, next: cfg.QueryObserver}
+	cfg.QueryObserver = dsObserverV2{p: p, next: cfg.QueryObserver}
 	p.wired(cfg.Timeout)
-}
-
-// datastaxV2 installs the policy for -driver v2, with -local-dc.
-func datastaxV2(env policyEnv, cfg *gocql2.ClusterConfig) (installedV2, error) {
-	wireDatastaxV2(cfg, newDatastaxPolicyV2(env.localDC, env.seed))
-	return installedV2{}, nil
 }

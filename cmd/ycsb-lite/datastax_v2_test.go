@@ -19,7 +19,7 @@ func TestDatastaxInstallWiresObserver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := spec.install(env, cfg); err != nil {
+	if _, err := spec.v1(env, cfg); err != nil {
 		t.Fatal(err)
 	}
 	p, ok := cfg.PoolConfig.HostSelectionPolicy.(*datastaxPolicy)
@@ -28,16 +28,16 @@ func TestDatastaxInstallWiresObserver(t *testing.T) {
 		t.Fatalf("v1: policy %T, observer %T feeding another policy or not installed", cfg.PoolConfig.HostSelectionPolicy, cfg.QueryObserver)
 	}
 	cfg2 := gocql2.NewCluster("127.0.0.1")
-	install, err := lookupV2("datastax")
+	spec2, err := lookupV2("datastax")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := install(env, cfg2); err != nil {
+	if _, err := spec2.v2(env, cfg2); err != nil {
 		t.Fatal(err)
 	}
 	p2, ok := cfg2.PoolConfig.HostSelectionPolicy.(*datastaxPolicyV2)
 	o2, _ := cfg2.QueryObserver.(dsObserverV2)
-	if !ok || o2.c != p2.dsCore || !p2.observed.Load() {
+	if !ok || o2.p != p2 || !p2.observed.Load() {
 		t.Fatalf("v2: policy %T, observer %T feeding another policy or not installed", cfg2.PoolConfig.HostSelectionPolicy, cfg2.QueryObserver)
 	}
 }

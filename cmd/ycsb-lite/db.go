@@ -8,8 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gocql/gocql"
-	"github.com/tailroute/tailroute/policy"
-	"github.com/tailroute/tailroute/ycsb"
+	"github.com/tailroute/tailroute/internal/ycsb"
 )
 
 // cqlDB is ycsb.DB over a gocql session (the YCSB cassandra-cql binding):
@@ -143,27 +142,17 @@ func createSchema(s *gocql.Session, keyspace, table, replication string, fields 
 	return nil
 }
 
-// hostCounter is a gocql.QueryObserver that counts attempts per host (the
-// node the policy chose as coordinator), chaining to any observer a policy
-// installed.
+// hostCounter counts attempts per host (the node the policy chose as
+// coordinator); each driver's query observer (driver_v1.go, driver_v2.go)
+// feeds it.
 type hostCounter struct {
-	next   gocql.QueryObserver
 	mu     sync.RWMutex
 	counts map[string]*atomic.Int64
 	on     atomic.Bool
 }
 
-func newHostCounter(next gocql.QueryObserver) *hostCounter {
-	return &hostCounter{next: next, counts: map[string]*atomic.Int64{}}
-}
-
-func (h *hostCounter) ObserveQuery(ctx context.Context, q gocql.ObservedQuery) {
-	if h.next != nil {
-		h.next.ObserveQuery(ctx, q)
-	}
-	if q.Host != nil && !policy.IsServerLoadPoll(ctx) { // polls of server load are not user requests
-		h.count(q.Host.ConnectAddress().String())
-	}
+func newHostCounter() *hostCounter {
+	return &hostCounter{counts: map[string]*atomic.Int64{}}
 }
 
 // count counts one attempt on the host at ip (while on).

@@ -23,11 +23,11 @@
 // unless -payload-feedback is given. A tailroute policy's name says what it
 // had: tailroute (none: client-side estimates), tailroute+poll (+poll100ms,
 // +poll1s: each node's system_views.thread_pools polled through the session,
-// policy.WithServerLoad), tailroute+payload (the simulator's payload, on for
+// tailroute.WithServerLoad), tailroute+payload (the simulator's payload, on for
 // that policy's runs only). -payload-feedback turns the payload on for every
 // run and runs tailroute policies as their +payload variant. Polls are not
 // counted as node requests. -tail-term k sets k of every tailroute policy's
-// score Psi_s + k/mu_s (policy.WithTailTerm; default the policy's 2).
+// score Psi_s + k/mu_s (tailroute.WithTailTerm; default the policy's 2).
 //
 // -clients N runs N independent clients (each its own session and policy
 // instance) against the cluster, -demand-skew P/Q lets P % of them issue

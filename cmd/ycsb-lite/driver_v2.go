@@ -7,13 +7,10 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	gocql2 "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/tailroute/tailroute/apache/policy"
-	"github.com/tailroute/tailroute/sim"
 )
 
 // clusterConfigV2 is clusterConfig for the v2 driver: the protocol version
@@ -49,61 +46,43 @@ func (quietV2) Warning(string, ...gocql2.LogField) {}
 func (quietV2) Info(string, ...gocql2.LogField)    {}
 func (quietV2) Debug(string, ...gocql2.LogField)   {}
 
-// observerV2 feeds the host counter and the attempt windows from the v2
-// driver's query observer, after the policy's own.
+// observerV2 feeds a client's host counter and attempt windows from the v2
+// driver's query observer, after the policy's own; polls of server load
+// are not user requests.
 type observerV2 struct {
-	next     gocql2.QueryObserver
-	counter  *hostCounter
-	attempts *attemptWindows
+	next gocql2.QueryObserver
+	c    *client
 }
 
-func (o *observerV2) ObserveQuery(ctx context.Context, q gocql2.ObservedQuery) {
+func (o observerV2) ObserveQuery(ctx context.Context, q gocql2.ObservedQuery) {
 	if o.next != nil {
 		o.next.ObserveQuery(ctx, q)
 	}
 	if q.Host == nil || policy.IsServerLoadPoll(ctx) {
-		return // polls of server load are not user requests
+		return
 	}
 	ip := q.Host.ConnectAddress().String()
-	o.counter.count(ip)
-	o.attempts.record(ip, q.Start)
+	o.c.counter.count(ip)
+	o.c.attempts.record(ip, q.Start)
 }
 
-// openClientsV2 is openClients through the v2 driver.
-func (r *runner) openClientsV2(name string, cl *sim.Cluster, hosts []string, port int, fields []string) (clients []*client, closeAll func(), err error) {
-	o := r.o
-	install, err := lookupV2(name)
-	if err != nil {
-		return nil, nil, err
-	}
-	var cleanup []func()
-	closeAll = func() {
-		for i := len(cleanup) - 1; i >= 0; i-- {
-			cleanup[i]()
-		}
-	}
-	clients = make([]*client, o.clients)
-	for c := range clients {
-		cfg := r.clusterConfigV2(hosts, port)
-		cfg.Keyspace = o.keyspace
-		inst, err := install(policyEnv{cluster: cl, seed: o.seed + int64(c), rf: o.rf, clients: o.clients, client: c, localDC: o.localDC, tailTerm: o.tailTerm}, cfg)
-		if err != nil {
-			closeAll()
-			return nil, nil, err
-		}
-		counter := newHostCounter(nil)
-		attempts := &attemptWindows{}
-		cfg.QueryObserver = &observerV2{next: cfg.QueryObserver, counter: counter, attempts: attempts}
+// v2Driver binds github.com/apache/cassandra-gocql-driver/v2:
+// clusterConfigV2 configures its sessions, and cqlDB runs statements
+// through run, with the hedger's Arm and the payload feedback when the
+// policy has them.
+var v2Driver = binding[*gocql2.ClusterConfig]{
+	note:    " (driver v2)",
+	config:  (*runner).clusterConfigV2,
+	install: func(s policySpec) func(policyEnv, *gocql2.ClusterConfig) (installed, error) { return s.v2 },
+	open: func(cfg *gocql2.ClusterConfig, c *client) (func(), error) {
+		cfg.Keyspace, cfg.QueryObserver = c.db.ks, observerV2{next: cfg.QueryObserver, c: c}
 		sess, err := cfg.CreateSession()
 		if err != nil {
-			closeAll()
-			return nil, nil, fmt.Errorf("connecting to %v with policy %s (driver v2): %w", hosts, name, err)
+			return nil, err
 		}
-		cleanup = append(cleanup, sess.Close)
-		db := newCQLDB(nil, o.keyspace, o.cfg.Table, fields, o.consistency)
-		cons := gocql2.Consistency(o.consistency)
-		arm, feedback := inst.arm, inst.feedback
-		db.run = func(ctx context.Context, stmt string, args []any) error {
+		cons := gocql2.Consistency(c.db.cl)
+		arm, feedback := c.inst.arm, c.inst.feedbackV2
+		c.db.run = func(ctx context.Context, stmt string, args []any) error {
 			q := sess.Query(stmt, args...).Consistency(cons).Idempotent(true)
 			if arm != nil {
 				ctx = arm(ctx, q)
@@ -115,31 +94,6 @@ func (r *runner) openClientsV2(name string, cl *sim.Cluster, hosts []string, por
 			feedback(iter)
 			return iter.Close()
 		}
-		clients[c] = &client{inst: inst.installed, counter: counter, db: db, attempts: attempts}
-	}
-	return clients, closeAll, nil
-}
-
-// errorKindV2 names the v2 driver's errors as errorKind names gocql v1's.
-func errorKindV2(err error) string {
-	var re gocql2.RequestError
-	switch {
-	case errors.Is(err, gocql2.ErrTimeoutNoResponse):
-		return "client_timeout"
-	case errors.Is(err, gocql2.ErrNoConnections) || errors.Is(err, gocql2.ErrConnectionClosed):
-		return "no_connection"
-	case errors.As(err, &re):
-		switch re.Code() {
-		case gocql2.ErrCodeOverloaded:
-			return "overloaded"
-		case gocql2.ErrCodeUnavailable:
-			return "unavailable"
-		case gocql2.ErrCodeReadTimeout:
-			return "read_timeout"
-		case gocql2.ErrCodeWriteTimeout:
-			return "write_timeout"
-		}
-		return fmt.Sprintf("server_0x%04x", re.Code())
-	}
-	return "other"
+		return sess.Close, nil
+	},
 }

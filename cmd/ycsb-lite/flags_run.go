@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tailroute/tailroute/ycsb"
+	"github.com/tailroute/tailroute/internal/ycsb"
 )
 
 // policyFlags: which policies run. -compare is the one way to choose them;
@@ -22,7 +22,7 @@ func policyFlags(fs *flagDefs) func(o *options) error {
 	policy := fs.String("policy", "", "alias of -compare with one policy")
 	hedge := fs.Bool("hedge", false, "alias: add "+hedgeSuffix+" to every policy of -compare")
 	driver := fs.String("driver", driverV1, "Cassandra Go driver of the client sessions: v1 (github.com/gocql/gocql; every policy) or v2 (github.com/apache/cassandra-gocql-driver/v2; policies "+strings.Join(policyNamesV2(), ", ")+", each also "+hedgeSuffix+")")
-	tailTerm := fs.Float64("tail-term", -1, "k of the tail term in tailroute's C3 score, Psi_s + k/mu_s (policy.WithTailTerm), for every tailroute policy; 0 = the paper's score; -1 = the policy's default (2)")
+	tailTerm := fs.Float64("tail-term", -1, "k of the tail term in tailroute's C3 score, Psi_s + k/mu_s (tailroute.WithTailTerm), for every tailroute policy; 0 = the paper's score; -1 = the policy's default (2)")
 	payloadFb := fs.Bool("payload-feedback", false, "embedded cluster: the simulator attaches queue length and service time to every response (custom payload, which no real Cassandra sends) and tailroute policies run as their "+payloadSuffix+" variant; off: only "+payloadSuffix+" policies get it")
 	return func(o *options) error {
 		if *list {

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/tailroute/tailroute/report"
+	"github.com/tailroute/tailroute/internal/report"
+	"github.com/tailroute/tailroute/internal/ycsb"
 	"github.com/tailroute/tailroute/sim"
-	"github.com/tailroute/tailroute/ycsb"
 )
 
 func TestBadFlagsRejected(t *testing.T) {
@@ -382,19 +382,30 @@ func TestScenarios(t *testing.T) {
 		}
 	})
 	t.Run("gc-pauses", func(t *testing.T) {
-		rep, _ := runJSON(t, append(small, "-scenario", "gc-pauses", "-policy", "round-robin", "-ops", "600", "-target", "400",
-			"-pause-every", "900ms", "-pause-for", "200ms")...)
+		// 300 ops at 200 ops/s last 1.5 s; one node pauses every 600 ms
+		// (1800 ms / 3 nodes) for 200 ms, so two pauses fall in the run and
+		// at most one node is paused at any time.
+		rep, _ := runJSON(t, append(small, "-scenario", "gc-pauses", "-policy", "round-robin", "-ops", "300", "-target", "200",
+			"-pause-every", "1800ms", "-pause-for", "200ms")...)
 		if mx := rep.Results[0].Latency.MaxUs; mx < 150_000 {
 			t.Errorf("max latency %dus; 200ms pauses should show", mx)
 		}
-		// Round robin sends its share of requests into every pause: more
-		// than 1 % of them wait out most of a 200 ms pause, over -slow
-		// (50ms by default).
 		if rep.SlowMs != 50 {
 			t.Errorf("report slow_ms = %v, want the default 50", rep.SlowMs)
 		}
+		// Latency counts from the intended start. An operation is over
+		// -slow (50ms) when it is scheduled in the first 150 ms of a pause
+		// and waits for the paused node. Round robin sends a third of
+		// those to the paused node: at least 1/3 * 150/600 = 8 % of all
+		// operations. Even when every client thread is stuck on the paused
+		// node, only operations scheduled in those first 150 ms of each
+		// 600 ms are: 25 %, plus the backlog the pause leaves. 1-50 %
+		// holds on a loaded machine (14-21 % measured with both cores
+		// busy); a pause that never ends pushes the share far over 50 %,
+		// and pauses that do not happen leave it at 0.
+		t.Logf("slow_ops = %d of %d, max %dus", rep.Results[0].SlowOps, rep.Results[0].Operations, rep.Results[0].Latency.MaxUs)
 		if res := rep.Results[0]; res.SlowOps < res.Operations/100 || res.SlowOps >= res.Operations/2 {
-			t.Errorf("slow_ops = %d of %d; 200ms pauses every 900ms should put 1-50 %% over 50ms", res.SlowOps, res.Operations)
+			t.Errorf("slow_ops = %d of %d; a 200ms pause every 600ms should put 1-50 %% over 50ms", res.SlowOps, res.Operations)
 		}
 	})
 	t.Run("node-down", func(t *testing.T) {

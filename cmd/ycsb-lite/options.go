@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
-	"github.com/tailroute/tailroute/ycsb"
+	"github.com/tailroute/tailroute/internal/ycsb"
 )
 
 // defaultCompare is what runs with no flags at all.
@@ -86,7 +86,7 @@ type options struct {
 	payloadFeedback bool
 
 	// tailTerm is -tail-term: k of tailroute's C3 score Psi_s + k/mu_s
-	// (policy.WithTailTerm); nil = the policy's default.
+	// (tailroute.WithTailTerm); nil = the policy's default.
 	tailTerm *float64
 }
 

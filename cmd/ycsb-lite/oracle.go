@@ -12,7 +12,8 @@ import (
 // and sends the request to the replica with the least (q+1) x service time
 // (q/mu with one added so idle replicas are still ranked by speed). Replica
 // sets come from gocql's token-aware policy; the rest of the plan is the
-// token-aware order.
+// token-aware order. Bound to gocql v1.
+// oracle_v2.go is generated from this file (gen_v2_test.go).
 type oraclePolicy struct {
 	gocql.HostSelectionPolicy // token-aware over a marked round robin
 	cluster                   *sim.Cluster
@@ -49,11 +50,6 @@ func (o *oraclePolicy) cost(h gocql.SelectedHost) time.Duration {
 func isFallbackV1(h gocql.SelectedHost) bool {
 	_, fb := h.(fallbackHost)
 	return fb
-}
-
-// takeReplicas is splitReplicas for gocql v1 plans over markedFallback.
-func takeReplicas(next gocql.NextHost) (replicas []gocql.SelectedHost, pending gocql.SelectedHost) {
-	return splitReplicas(next, isFallbackV1)
 }
 
 // Pick puts the cheapest replica first (oraclePlan).

@@ -1,5 +1,5 @@
-// The oracle's plan order, shared by the gocql v1 (oracle.go) and v2
-// (oracle_v2.go) adapters.
+// The oracle's plan order, shared by its gocql v1 binding (oracle.go) and
+// v2 binding (oracle_v2.go, generated from oracle.go).
 
 package main
 

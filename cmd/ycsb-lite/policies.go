@@ -1,14 +1,17 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
 
+	gocql2 "github.com/apache/cassandra-gocql-driver/v2"
+	hostpool2 "github.com/apache/cassandra-gocql-driver/v2/hostpool"
 	"github.com/gocql/gocql"
 	"github.com/hailocab/go-hostpool"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/sim"
-	"github.com/tailroute/tailroute/stats"
 )
 
 // policyEnv is what a policy may need when it is installed.
@@ -25,7 +28,7 @@ type policyEnv struct {
 	tailTerm *float64
 }
 
-// policySpec is one --policy choice.
+// policySpec is one --policy choice, for both drivers.
 type policySpec struct {
 	name    string
 	help    string
@@ -34,22 +37,30 @@ type policySpec struct {
 	// is refused with it).
 	noLocalDC bool
 	payload   bool // reads the simulator's payload feedback (turned on for its runs)
-	// install configures cfg to use the policy.
-	install func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error)
+	// v1 and v2 configure a new session of gocql v1 or of the v2 driver
+	// (github.com/apache/cassandra-gocql-driver/v2) to use the policy.
+	v1 func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error)
+	v2 func(env policyEnv, cfg *gocql2.ClusterConfig) (installed, error)
 }
 
 // installed is what an installed policy hands back.
 type installed struct {
 	// release frees what the policy started, after the session is closed (may be nil).
 	release func()
-	// feedback, when set, is given every result before it is closed, so the
-	// policy can read server feedback from the custom payload.
-	feedback func(*gocql.Iter) bool
 	// stats, when set, returns the policy's own per-host statistics for the JSON report.
 	stats func() any
+	// feedback (gocql v1) and feedbackV2, when set, are given every result
+	// before it is closed, so the policy can read server feedback from the
+	// custom payload.
+	feedback   func(*gocql.Iter) bool
+	feedbackV2 func(*gocql2.Iter) bool
+	// arm, v2 only and set for hedged policies, is what each query goes
+	// through before it runs (apache/speculative hedges only executions
+	// prepared with Hedger.Arm).
+	arm func(context.Context, *gocql2.Query) context.Context
 	// hedging, for +hedge policies, returns the hedger's counters (the
 	// table's hedging line and the report's hedge_stats).
-	hedging func() stats.Hedging
+	hedging func() tailroute.Hedging
 }
 
 var policies = map[string]policySpec{}
@@ -59,6 +70,9 @@ var policies = map[string]policySpec{}
 func registerPolicy(p policySpec) {
 	if _, dup := policies[p.name]; dup {
 		panic("ycsb-lite: policy registered twice: " + p.name)
+	}
+	if p.v1 == nil || p.v2 == nil {
+		panic("ycsb-lite: policy without an install for each driver: " + p.name)
 	}
 	policies[p.name] = p
 }
@@ -103,20 +117,39 @@ func roundRobin(localDC string) gocql.HostSelectionPolicy {
 	return gocql.RoundRobinHostPolicy()
 }
 
+// roundRobinV2 is roundRobin of the v2 driver.
+func roundRobinV2(localDC string) gocql2.HostSelectionPolicy {
+	if localDC != "" {
+		return gocql2.DCAwareRoundRobinPolicy(localDC)
+	}
+	return gocql2.RoundRobinHostPolicy()
+}
+
+// The drivers' own policies and the simulator's oracle; with -driver v2 the
+// v2 driver's token-aware, round-robin and host-pool (its hostpool package
+// over the same go-hostpool epsilon-greedy pool).
 func init() {
 	registerPolicy(policySpec{
 		name: "token-aware",
 		help: "gocql TokenAwareHostPolicy over RoundRobinHostPolicy (the usual gocql setup; DCAwareRoundRobinPolicy with -local-dc)",
-		install: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
+		v1: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
 			cfg.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(roundRobin(env.localDC))
+			return installed{}, nil
+		},
+		v2: func(env policyEnv, cfg *gocql2.ClusterConfig) (installed, error) {
+			cfg.PoolConfig.HostSelectionPolicy = gocql2.TokenAwareHostPolicy(roundRobinV2(env.localDC))
 			return installed{}, nil
 		},
 	})
 	registerPolicy(policySpec{
 		name: "round-robin",
 		help: "gocql RoundRobinHostPolicy (ignores replicas; DCAwareRoundRobinPolicy with -local-dc)",
-		install: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
+		v1: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
 			cfg.PoolConfig.HostSelectionPolicy = roundRobin(env.localDC)
+			return installed{}, nil
+		},
+		v2: func(env policyEnv, cfg *gocql2.ClusterConfig) (installed, error) {
+			cfg.PoolConfig.HostSelectionPolicy = roundRobinV2(env.localDC)
 			return installed{}, nil
 		},
 	})
@@ -124,9 +157,14 @@ func init() {
 		name:      "host-pool",
 		help:      "gocql HostPoolHostPolicy with go-hostpool's epsilon-greedy pool (latency-aware, not replica- or DC-aware)",
 		noLocalDC: true,
-		install: func(_ policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
-			hp := hostpool.NewEpsilonGreedy(nil, 0, &hostpool.LinearEpsilonValueCalculator{})
+		v1: func(_ policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
+			hp := newHostPool()
 			cfg.PoolConfig.HostSelectionPolicy = gocql.HostPoolHostPolicy(hp)
+			return installed{release: hp.Close}, nil
+		},
+		v2: func(_ policyEnv, cfg *gocql2.ClusterConfig) (installed, error) {
+			hp := newHostPool()
+			cfg.PoolConfig.HostSelectionPolicy = hostpool2.HostPoolHostPolicy(hp)
 			return installed{release: hp.Close}, nil
 		},
 	})
@@ -135,12 +173,38 @@ func init() {
 		help:      "simulated clusters only: the replica with the least true (queue+1) x service time, from Node.Oracle()",
 		simOnly:   true,
 		noLocalDC: true,
-		install: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
+		v1: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
 			if env.cluster == nil {
-				return installed{}, fmt.Errorf("policy oracle needs the embedded simulated cluster (omit -hosts)")
+				return installed{}, errOracleNeedsSim
 			}
 			cfg.PoolConfig.HostSelectionPolicy = newOraclePolicy(env.cluster)
 			return installed{}, nil
 		},
+		v2: func(env policyEnv, cfg *gocql2.ClusterConfig) (installed, error) {
+			if env.cluster == nil {
+				return installed{}, errOracleNeedsSim
+			}
+			cfg.PoolConfig.HostSelectionPolicy = newOraclePolicyV2(env.cluster)
+			return installed{}, nil
+		},
+	})
+	registerPolicy(policySpec{
+		name: "datastax",
+		help: "port of the DataStax Java driver 4.x DefaultLoadBalancingPolicy: shuffled replicas, busy-replica avoidance, P2C on in-flight counts",
+		v1: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
+			wireDatastax(cfg, newDatastaxPolicy(env.localDC, env.seed))
+			return installed{}, nil
+		},
+		v2: func(env policyEnv, cfg *gocql2.ClusterConfig) (installed, error) {
+			wireDatastaxV2(cfg, newDatastaxPolicyV2(env.localDC, env.seed))
+			return installed{}, nil
+		},
 	})
 }
+
+// newHostPool is host-pool's go-hostpool epsilon-greedy pool.
+func newHostPool() hostpool.HostPool {
+	return hostpool.NewEpsilonGreedy(nil, 0, &hostpool.LinearEpsilonValueCalculator{})
+}
+
+var errOracleNeedsSim = fmt.Errorf("policy oracle needs the embedded simulated cluster (omit -hosts)")

@@ -6,7 +6,10 @@ import (
 	"strings"
 	"time"
 
+	gocql2 "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/gocql/gocql"
+	"github.com/tailroute/tailroute"
+	aspeculative "github.com/tailroute/tailroute/apache/speculative"
 	"github.com/tailroute/tailroute/speculative"
 )
 
@@ -23,7 +26,7 @@ const hedgeSuffix = "+hedge"
 // settings can be compared side by side in one run.
 type hedgeVariant struct {
 	name string
-	opts []speculative.Option
+	opts []tailroute.Option
 }
 
 func parseHedgeVariant(v string) (hedgeVariant, error) {
@@ -31,16 +34,16 @@ func parseHedgeVariant(v string) (hedgeVariant, error) {
 	case v == "":
 		return hedgeVariant{}, nil
 	case v == "-nocap":
-		return hedgeVariant{name: v, opts: []speculative.Option{speculative.WithBurstCap(0, 1, 0)}}, nil
+		return hedgeVariant{name: v, opts: []tailroute.Option{tailroute.WithBurstCap(0, 1, 0)}}, nil
 	case v == "-noload":
-		return hedgeVariant{name: v, opts: []speculative.Option{speculative.WithLoadRule(false)}}, nil
+		return hedgeVariant{name: v, opts: []tailroute.Option{tailroute.WithLoadRule(false)}}, nil
 	case strings.HasPrefix(v, "-cap"):
 		hs, fs, ok := strings.Cut(strings.TrimPrefix(v, "-cap"), "x")
 		hz, err1 := time.ParseDuration(hs)
 		f, err2 := strconv.ParseFloat(fs, 64)
 		if ok && err1 == nil && err2 == nil {
-			return hedgeVariant{name: v, opts: []speculative.Option{
-				speculative.WithBurstCap(hz, f, speculative.DefaultBurstFloor)}}, nil
+			return hedgeVariant{name: v, opts: []tailroute.Option{
+				tailroute.WithBurstCap(hz, f, tailroute.DefaultBurstFloor)}}, nil
 		}
 	}
 	return hedgeVariant{}, fmt.Errorf("policy +hedge%s: want +hedge, +hedge-nocap, +hedge-noload or +hedge-cap<horizon>x<factor> (e.g. +hedge-cap200msx3)", v)
@@ -49,18 +52,20 @@ func parseHedgeVariant(v string) (hedgeVariant, error) {
 // options are the variant's hedger options plus, when the installed host
 // selection policy hp (of either driver) is tailroute's, that policy as the
 // source of the hedge delay and of the stall signal.
-func (v hedgeVariant) options(hp any) []speculative.Option {
-	opts := append([]speculative.Option(nil), v.opts...)
-	if p, ok := hp.(speculative.SilenceSource); ok {
-		opts = append(opts, speculative.WithSource(p))
+func (v hedgeVariant) options(hp any) []tailroute.Option {
+	opts := append([]tailroute.Option(nil), v.opts...)
+	if p, ok := hp.(tailroute.SilenceSource); ok {
+		opts = append(opts, tailroute.WithSource(p))
 	}
 	return opts
 }
 
-// hedgedSpec wraps base with hedging. The hedge delay follows tailroute's own
-// tracker when the base policy is ours, else the hedger's built-in recorder.
-// A retry policy is set as speculative's doc asks, so an error on one attempt
-// moves on to the next host instead of beating a slower success.
+// hedgedSpec wraps base with hedging, through speculative (gocql v1) or
+// apache/speculative (v2, Arm per query). The hedge delay follows
+// tailroute's own tracker when the base policy is ours, else the hedger's
+// built-in recorder. A retry policy is set as speculative's doc asks, so an
+// error on one attempt moves on to the next host instead of beating a
+// slower success.
 func hedgedSpec(base policySpec, variant hedgeVariant) policySpec {
 	return policySpec{
 		name:      base.name + hedgeSuffix + variant.name,
@@ -68,25 +73,59 @@ func hedgedSpec(base policySpec, variant hedgeVariant) policySpec {
 		simOnly:   base.simOnly,
 		noLocalDC: base.noLocalDC,
 		payload:   base.payload,
-		install: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
-			inst, err := base.install(env, cfg)
+		v1: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
+			inst, err := base.v1(env, cfg)
 			if err != nil {
 				return inst, err
 			}
-			h, err := speculative.New(variant.options(cfg.PoolConfig.HostSelectionPolicy)...)
-			if err != nil {
-				return inst, err
-			}
-			if err := speculative.Wire(cfg, h); err != nil {
-				return inst, err
-			}
-			if cfg.RetryPolicy == nil {
+			_, err = hedge(speculative.New, speculative.Wire, cfg, variant.options(cfg.PoolConfig.HostSelectionPolicy), &inst)
+			if err == nil && cfg.RetryPolicy == nil {
 				cfg.RetryPolicy = &gocql.SimpleRetryPolicy{NumRetries: 2}
 			}
-			inst.stats = hedgeStats(inst.stats, func() any { return h.Stats() })
-			inst.hedging = h.Stats
-			return inst, nil
+			return inst, err
 		},
+		v2: func(env policyEnv, cfg *gocql2.ClusterConfig) (installed, error) {
+			inst, err := base.v2(env, cfg)
+			if err != nil {
+				return inst, err
+			}
+			h, err := hedge(aspeculative.New, aspeculative.Wire, cfg, variant.options(cfg.PoolConfig.HostSelectionPolicy), &inst)
+			if err == nil {
+				inst.arm = h.Arm
+				if cfg.RetryPolicy == nil {
+					cfg.RetryPolicy = &gocql2.SimpleRetryPolicy{NumRetries: 2}
+				}
+			}
+			return inst, err
+		},
+	}
+}
+
+// hedge builds a hedger with one adapter's New, installs it with its Wire
+// and adds its counters to inst's stats (hedgeStats).
+func hedge[C any, H interface{ Stats() tailroute.Hedging }](newHedger func(...tailroute.Option) (H, error), wire func(C, H) error,
+	cfg C, opts []tailroute.Option, inst *installed) (H, error) {
+	h, err := newHedger(opts...)
+	if err != nil {
+		return h, err
+	}
+	if err := wire(cfg, h); err != nil {
+		return h, err
+	}
+	inst.stats = hedgeStats(inst.stats, func() any { return h.Stats() })
+	inst.hedging = h.Stats
+	return h, nil
+}
+
+// hedgeStats is the JSON report's stats of a hedged policy: the hedger's
+// and, when it has some, the base policy's.
+func hedgeStats(base func() any, hedging func() any) func() any {
+	return func() any {
+		out := map[string]any{"hedging": hedging()}
+		if base != nil {
+			out["policy"] = base()
+		}
+		return out
 	}
 }
 

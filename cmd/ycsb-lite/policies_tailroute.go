@@ -3,7 +3,11 @@ package main
 import (
 	"time"
 
+	gocql2 "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/gocql/gocql"
+	"github.com/tailroute/tailroute"
+	apolicy "github.com/tailroute/tailroute/apache/policy"
+	simpayload "github.com/tailroute/tailroute/internal/payload"
 	"github.com/tailroute/tailroute/policy"
 )
 
@@ -28,67 +32,92 @@ var pollIntervals = []struct {
 	suffix   string
 	interval time.Duration
 }{
-	{pollSuffix, policy.DefaultServerLoadInterval},
+	{pollSuffix, tailroute.DefaultServerLoadInterval},
 	{pollSuffix + "100ms", 100 * time.Millisecond},
 	{pollSuffix + "1s", time.Second},
 }
 
 // tailrouteVariants are tailroute's strategies as ycsb-lite runs them,
-// with either driver (policies_v2.go registers the same names).
+// with either driver.
 var tailrouteVariants = []struct {
 	name, help string
-	strategy   string // the strategy's name, as both adapters' ParseStrategy read it
+	strategy   tailroute.Strategy
 	rate       bool
 	signals    bool // also the +poll and +payload variants
 }{
-	{"tailroute", "tailroute policy, C3 ranking + CUBIC rate control (the product)", "c3", true, true},
-	{"tailroute-p2c", "tailroute policy, DataStax power-of-two-choices on in-flight counts", "p2c", true, false},
-	{"tailroute-norate", "ablation: tailroute C3 ranking without the CUBIC rate control", "c3", false, true},
+	{"tailroute", "tailroute policy, C3 ranking + CUBIC rate control (the product)", tailroute.C3, true, true},
+	{"tailroute-p2c", "tailroute policy, DataStax power-of-two-choices on in-flight counts", tailroute.P2C, true, false},
+	{"tailroute-norate", "ablation: tailroute C3 ranking without the CUBIC rate control", tailroute.C3, false, true},
+}
+
+// tailrouteOptions is the option list of a tailroute policy, for both
+// adapters (both take []tailroute.Option):
+// strategy and rate control, C3's concurrency compensation n = the number
+// of clients, polled server load when poll > 0, -tail-term and -local-dc.
+func tailrouteOptions(env policyEnv, strategy tailroute.Strategy, rate bool, poll time.Duration) []tailroute.Option {
+	opts := []tailroute.Option{tailroute.WithStrategy(strategy), tailroute.WithRateControl(rate)}
+	if env.clients > 1 {
+		opts = append(opts, tailroute.WithConcurrencyWeight(float64(env.clients)))
+	}
+	if poll > 0 {
+		opts = append(opts, tailroute.WithServerLoad(poll))
+	}
+	if env.tailTerm != nil {
+		opts = append(opts, tailroute.WithTailTerm(*env.tailTerm))
+	}
+	if env.localDC != "" {
+		opts = append(opts, tailroute.WithLocalDC(env.localDC))
+	}
+	return opts
+}
+
+// tailroutePolicy is what the report reads of either adapter's Policy.
+type tailroutePolicy interface {
+	Stats() []tailroute.HostStats
+	ServerLoadCounters() tailroute.ServerLoadCounters
+}
+
+// newTailroute builds a policy with one adapter's New and installs it with
+// its Wire; the report's stats add the server-load counters when polling.
+func newTailroute[C any, P tailroutePolicy](newPolicy func(...tailroute.Option) (P, error), wire func(C, P) error,
+	cfg C, opts []tailroute.Option, polled bool) (P, installed, error) {
+	p, err := newPolicy(opts...)
+	if err != nil {
+		return p, installed{}, err
+	}
+	if err := wire(cfg, p); err != nil {
+		return p, installed{}, err
+	}
+	inst := installed{stats: func() any { return p.Stats() }}
+	if polled {
+		inst.stats = func() any {
+			return map[string]any{"hosts": p.Stats(), "server_load": p.ServerLoadCounters()}
+		}
+	}
+	return p, inst, nil
 }
 
 // tailroute's strategies, each wired into the session (observers included)
-// without a server signal, with polled server load and with payload feedback.
+// without a server signal, with polled server load and with payload
+// feedback, through policy (gocql v1) or apache/policy (v2).
 func init() {
 	for _, t := range tailrouteVariants {
-		strategy, err := policy.ParseStrategy(t.strategy)
-		if err != nil {
-			panic(err)
-		}
 		register := func(name, help string, payload bool, poll time.Duration) {
 			registerPolicy(policySpec{
 				name: name, help: help, payload: payload,
-				install: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
-					opts := []policy.Option{policy.WithStrategy(strategy), policy.WithRateControl(t.rate)}
-					if env.clients > 1 {
-						// C3's concurrency compensation: n = the number of clients.
-						opts = append(opts, policy.WithConcurrencyWeight(float64(env.clients)))
+				v1: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
+					p, inst, err := newTailroute(policy.New, policy.Wire, cfg, tailrouteOptions(env, t.strategy, t.rate, poll), poll > 0)
+					if err == nil && payload {
+						inst.feedback = func(iter *gocql.Iter) bool { return simpayload.Record(p, iter.Host(), iter.GetCustomPayload()) }
 					}
-					if poll > 0 {
-						opts = append(opts, policy.WithServerLoad(poll))
+					return inst, err
+				},
+				v2: func(env policyEnv, cfg *gocql2.ClusterConfig) (installed, error) {
+					p, inst, err := newTailroute(apolicy.New, apolicy.Wire, cfg, tailrouteOptions(env, t.strategy, t.rate, poll), poll > 0)
+					if err == nil && payload {
+						inst.feedbackV2 = func(iter *gocql2.Iter) bool { return simpayload.Record(p, iter.Host(), iter.GetCustomPayload()) }
 					}
-					if env.tailTerm != nil {
-						opts = append(opts, policy.WithTailTerm(*env.tailTerm))
-					}
-					if env.localDC != "" {
-						opts = append(opts, policy.WithLocalDC(env.localDC))
-					}
-					p, err := policy.New(opts...)
-					if err != nil {
-						return installed{}, err
-					}
-					if err := policy.Wire(cfg, p); err != nil {
-						return installed{}, err
-					}
-					inst := installed{stats: func() any { return p.Stats() }}
-					if payload {
-						inst.feedback = p.RecordFeedback
-					}
-					if poll > 0 {
-						inst.stats = func() any {
-							return map[string]any{"hosts": p.Stats(), "server_load": p.ServerLoadCounters()}
-						}
-					}
-					return inst, nil
+					return inst, err
 				},
 			})
 		}

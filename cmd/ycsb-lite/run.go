@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
-	"github.com/tailroute/tailroute/report"
+	"github.com/tailroute/tailroute/internal/report"
+	"github.com/tailroute/tailroute/internal/ycsb"
 	"github.com/tailroute/tailroute/sim"
-	"github.com/tailroute/tailroute/ycsb"
 )
 
 // runner carries the command's I/O.
@@ -136,7 +136,7 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 		}
 	}
 
-	clients, closeClients, err := r.openClients(spec, name, cl, hosts, port, fields)
+	clients, closeClients, err := r.openClients(spec, cl, hosts, port, fields)
 	if err != nil {
 		return nil, err
 	}

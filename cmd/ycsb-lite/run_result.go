@@ -8,10 +8,10 @@ import (
 	"sort"
 	"time"
 
-	"github.com/tailroute/tailroute/report"
+	"github.com/tailroute/tailroute"
+	"github.com/tailroute/tailroute/internal/report"
+	"github.com/tailroute/tailroute/internal/ycsb"
 	"github.com/tailroute/tailroute/sim"
-	"github.com/tailroute/tailroute/stats"
-	"github.com/tailroute/tailroute/ycsb"
 )
 
 // policyRun is one policy's finished run phase, as resultOf reports it.
@@ -102,7 +102,7 @@ func (r *runner) resultOf(p policyRun) *report.PolicyResult {
 		pr.Fault = faultStats(node, fStart, fEnd, runStart, wins)
 	}
 	if clients[0].inst.hedging != nil {
-		hs := make([]stats.Hedging, len(clients))
+		hs := make([]tailroute.Hedging, len(clients))
 		for i, c := range clients {
 			hs[i] = c.inst.hedging()
 		}

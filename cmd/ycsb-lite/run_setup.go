@@ -4,55 +4,12 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
+	"github.com/tailroute/tailroute/internal/ycsb"
 	"github.com/tailroute/tailroute/sim"
-	"github.com/tailroute/tailroute/ycsb"
 )
-
-// openClients opens one session, policy instance and host counter per client
-// (C3 §6: independent clients sharing the cluster). closeAll closes the
-// sessions and releases the policies, last client first.
-func (r *runner) openClients(spec policySpec, name string, cl *sim.Cluster, hosts []string, port int, fields []string) (clients []*client, closeAll func(), err error) {
-	o := r.o
-	if o.driver == driverV2 {
-		return r.openClientsV2(name, cl, hosts, port, fields)
-	}
-	var cleanup []func()
-	closeAll = func() {
-		for i := len(cleanup) - 1; i >= 0; i-- {
-			cleanup[i]()
-		}
-	}
-	clients = make([]*client, o.clients)
-	for c := range clients {
-		cfg := r.clusterConfig(hosts, port)
-		cfg.Keyspace = o.keyspace
-		inst, err := spec.install(policyEnv{cluster: cl, seed: o.seed + int64(c), rf: o.rf, clients: o.clients, client: c, localDC: o.localDC, tailTerm: o.tailTerm}, cfg)
-		if err != nil {
-			closeAll()
-			return nil, nil, err
-		}
-		if inst.release != nil {
-			cleanup = append(cleanup, inst.release)
-		}
-		counter := newHostCounter(cfg.QueryObserver)
-		attempts := &attemptWindows{next: counter}
-		cfg.QueryObserver = attempts
-		sess, err := cfg.CreateSession()
-		if err != nil {
-			closeAll()
-			return nil, nil, fmt.Errorf("connecting to %v with policy %s: %w", hosts, name, err)
-		}
-		cleanup = append(cleanup, sess.Close)
-		db := newCQLDB(sess, o.keyspace, o.cfg.Table, fields, o.consistency)
-		db.feedback = inst.feedback
-		clients[c] = &client{inst: inst, counter: counter, db: db, attempts: attempts}
-	}
-	return clients, closeAll, nil
-}
 
 // loadPhase inserts the workload's records through db.
 func (r *runner) loadPhase(ctx context.Context, name string, w *ycsb.Workload, db *cqlDB) error {

@@ -8,8 +8,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	gocql2 "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/gocql/gocql"
-	"github.com/tailroute/tailroute/report"
+	"github.com/tailroute/tailroute/internal/cqlerr"
+	"github.com/tailroute/tailroute/internal/report"
 	"github.com/tailroute/tailroute/sim"
 )
 
@@ -256,54 +258,45 @@ func (e *errorKinds) snapshot() map[string]int64 {
 	return out
 }
 
-// errorKind names an operation's error: the CQL error of the last attempt
-// (overloaded, unavailable, read_timeout, write_timeout, other server
-// errors by code), the client-side timeout, no host left to try, a
-// cancelled context, or "other".
+// errorKind names an operation's error, of either driver: the CQL error
+// of the last attempt (overloaded, unavailable, read_timeout,
+// write_timeout, other server errors by code), the client-side timeout, no
+// host left to try, a cancelled context, or "other".
 func errorKind(err error) string {
-	var re gocql.RequestError
+	var re cqlerr.RequestError // either driver's RequestError: an error with Code() int
 	switch {
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return "cancelled"
-	case errors.Is(err, gocql.ErrTimeoutNoResponse):
+	case errors.Is(err, gocql.ErrTimeoutNoResponse) || errors.Is(err, gocql2.ErrTimeoutNoResponse):
 		return "client_timeout"
-	case errors.Is(err, gocql.ErrNoConnections) || errors.Is(err, gocql.ErrConnectionClosed):
+	case errors.Is(err, gocql.ErrNoConnections) || errors.Is(err, gocql.ErrConnectionClosed) ||
+		errors.Is(err, gocql2.ErrNoConnections) || errors.Is(err, gocql2.ErrConnectionClosed):
 		return "no_connection"
 	case errors.As(err, &re):
 		switch re.Code() {
-		case gocql.ErrCodeOverloaded:
+		case cqlerr.CodeOverloaded:
 			return "overloaded"
-		case gocql.ErrCodeUnavailable:
+		case cqlerr.CodeUnavailable:
 			return "unavailable"
-		case gocql.ErrCodeReadTimeout:
+		case cqlerr.CodeReadTimeout:
 			return "read_timeout"
-		case gocql.ErrCodeWriteTimeout:
+		case cqlerr.CodeWriteTimeout:
 			return "write_timeout"
 		}
 		return fmt.Sprintf("server_0x%04x", re.Code())
 	}
-	return errorKindV2(err)
+	return "other"
 }
 
-// attemptWindows is a gocql.QueryObserver that counts attempts per host and
-// 100 ms window from start (set before on), for FaultStats: the share the
+// attemptWindows counts attempts per host (fed by the driver's query
+// observer, as hostCounter) and 100 ms window from start (set before on), for FaultStats: the share the
 // policies are judged on is attempts sent, whatever their outcome (a
 // node's own counters see only what it served).
 type attemptWindows struct {
-	next  gocql.QueryObserver
 	start time.Time
 	on    atomic.Bool
 	mu    sync.Mutex
 	wins  map[string][]uint64
-}
-
-func (a *attemptWindows) ObserveQuery(ctx context.Context, q gocql.ObservedQuery) {
-	if a.next != nil {
-		a.next.ObserveQuery(ctx, q)
-	}
-	if q.Host != nil {
-		a.record(q.Host.ConnectAddress().String(), q.Start)
-	}
 }
 
 // record counts one attempt on the host at ip started at start (while on).

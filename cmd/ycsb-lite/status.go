@@ -5,7 +5,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/tailroute/tailroute/ycsb"
+	"github.com/tailroute/tailroute/internal/ycsb"
 )
 
 // status reports a running phase on stderr, either as a progress line

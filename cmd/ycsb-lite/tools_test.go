@@ -25,7 +25,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/gocql/gocql"
-	"github.com/tailroute/tailroute/ycsb"
+	"github.com/tailroute/tailroute/internal/ycsb"
 )
 
 // hgrmLine is one data line of HdrHistogram's percentile distribution:
@@ -305,7 +305,7 @@ func TestConnectionFlags(t *testing.T) {
 	if cfg.ProtoVersion != 4 || cfg.ConnectTimeout != 2*time.Second || cfg.Timeout != 3*time.Second {
 		t.Errorf("proto %d, connect timeout %v, timeout %v", cfg.ProtoVersion, cfg.ConnectTimeout, cfg.Timeout)
 	}
-	inst, err := policies["token-aware"].install(policyEnv{localDC: o.localDC}, cfg)
+	inst, err := policies["token-aware"].v1(policyEnv{localDC: o.localDC}, cfg)
 	if err != nil || inst.release != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tailroute/tailroute/report"
+	"github.com/tailroute/tailroute/internal/report"
 )
 
 // policyAgg is one policy in one cell, aggregated over the seeds that have

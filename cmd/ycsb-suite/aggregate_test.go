@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tailroute/tailroute/report"
-	"github.com/tailroute/tailroute/ycsb"
+	"github.com/tailroute/tailroute/internal/report"
+	"github.com/tailroute/tailroute/internal/ycsb"
 )
 
 // res is a synthetic policy result: p99 in ms, other latencies derived.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tailroute/tailroute/report"
+	"github.com/tailroute/tailroute/internal/report"
 )
 
 func TestParseFlagsErrors(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/tailroute/tailroute/tracker"
+	"github.com/tailroute/tailroute/internal/track"
 )
 
 // Error codes of the CQL native protocol (section 9 of the spec), as both
@@ -58,26 +58,26 @@ type Sentinels struct {
 //	other server errors (overloaded, unavailable,
 //	  bootstrapping, read/write timeout or failure, server)   Failure
 //	NoResponse, connection errors, anything else              Lost
-func Classify[RE RequestError](ctx context.Context, err error, s Sentinels) tracker.Outcome {
+func Classify[RE RequestError](ctx context.Context, err error, s Sentinels) track.Outcome {
 	if err == nil || err == s.NotFound {
-		return tracker.Success
+		return track.Success
 	}
 	if err == context.Canceled || err == context.DeadlineExceeded ||
 		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
 		(ctx != nil && ctx.Err() != nil) {
-		return tracker.Cancelled
+		return track.Cancelled
 	}
 	if err == s.NoResponse {
-		return tracker.Lost
+		return track.Lost
 	}
 	var re RE
 	if errors.As(err, &re) {
 		if c := re.Code(); c >= CodeSyntax && c < codeRequestEnd {
-			return tracker.Success
+			return track.Success
 		}
-		return tracker.Failure
+		return track.Failure
 	}
-	return tracker.Lost
+	return track.Lost
 }
 
 // IsHostError says whether err says something about the host (overload,

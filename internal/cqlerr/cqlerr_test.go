@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/tailroute/tailroute/tracker"
+	"github.com/tailroute/tailroute/internal/track"
 )
 
 type reqErr struct{ code int }
@@ -27,21 +27,21 @@ func TestClassify(t *testing.T) {
 	for _, c := range []struct {
 		ctx  context.Context
 		err  error
-		want tracker.Outcome
+		want track.Outcome
 	}{
-		{nil, nil, tracker.Success},
-		{nil, errNotFound, tracker.Success},
-		{nil, reqErr{CodeSyntax}, tracker.Success},
-		{nil, reqErr{0x25ff}, tracker.Success},
-		{nil, fmt.Errorf("wrapped: %w", reqErr{CodeInvalid}), tracker.Success},
-		{nil, context.Canceled, tracker.Cancelled},
-		{nil, fmt.Errorf("wrapped: %w", context.DeadlineExceeded), tracker.Cancelled},
-		{done, reqErr{CodeOverloaded}, tracker.Cancelled},
-		{nil, reqErr{CodeOverloaded}, tracker.Failure},
-		{nil, reqErr{CodeReadTimeout}, tracker.Failure},
-		{nil, reqErr{0x2600}, tracker.Failure},
-		{nil, errNoResponse, tracker.Lost},
-		{nil, errors.New("connection refused"), tracker.Lost},
+		{nil, nil, track.Success},
+		{nil, errNotFound, track.Success},
+		{nil, reqErr{CodeSyntax}, track.Success},
+		{nil, reqErr{0x25ff}, track.Success},
+		{nil, fmt.Errorf("wrapped: %w", reqErr{CodeInvalid}), track.Success},
+		{nil, context.Canceled, track.Cancelled},
+		{nil, fmt.Errorf("wrapped: %w", context.DeadlineExceeded), track.Cancelled},
+		{done, reqErr{CodeOverloaded}, track.Cancelled},
+		{nil, reqErr{CodeOverloaded}, track.Failure},
+		{nil, reqErr{CodeReadTimeout}, track.Failure},
+		{nil, reqErr{0x2600}, track.Failure},
+		{nil, errNoResponse, track.Lost},
+		{nil, errors.New("connection refused"), track.Lost},
 	} {
 		assert.Equal(t, c.want, Classify[RequestError](c.ctx, c.err, sentinels), "%v", c.err)
 	}

@@ -1,34 +1,17 @@
 package hedge
 
 import (
-	"errors"
 	"math"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/tailroute/tailroute/stats"
-	"github.com/tailroute/tailroute/tracker"
+	"github.com/tailroute/tailroute"
+	"github.com/tailroute/tailroute/internal/settings"
 )
 
-// LatencySource supplies the recent latency distribution the hedge delay
-// follows. tracker.Tracker implements it; so does Recorder.
-type LatencySource interface {
-	// LatencyQuantile returns the q-quantile of recent latencies; false
-	// when there are too few samples.
-	LatencyQuantile(q float64) (time.Duration, bool)
-}
-
-// Defaults.
-const (
-	DefaultQuantile        = 0.95                   // hedge after the p95 (Tail at Scale)
-	DefaultMinDelay        = time.Millisecond       // ~2 network message delays (Tail at Scale, tied requests)
-	DefaultMaxDelay        = 500 * time.Millisecond // upper clamp; also the delay while no estimate exists
-	DefaultRefreshInterval = 100 * time.Millisecond
-	DefaultBudgetFraction  = 0.05 // at most 5% of requests get a hedge
-	DefaultBudgetWindow    = 10 * time.Second
-	DefaultErrorHoldoff    = time.Second
-)
+// LatencySource is the source the hedge delay follows (tailroute.LatencySource).
+type LatencySource = tailroute.LatencySource
 
 // Hedger is an adaptive, budgeted hedged-request controller for gocql
 // (Tail at Scale: "defer sending a secondary request until the first
@@ -61,6 +44,8 @@ type Hedger struct {
 	lastExec, lastHedges uint64
 	effQuantile          atomic.Uint64 // math.Float64bits of 1 - exceed
 
+	spec Spec // what Spec returns
+
 	hostErr sync.Map // host key (the driver's *HostInfo) -> *atomic.Int64: ns since base of the host's last error
 
 	executions, eligible, armed, hedges atomic.Uint64
@@ -73,51 +58,34 @@ type Hedger struct {
 // New returns a Hedger. Options are validated once, here: every bad option
 // is reported, joined in one error, each naming the option, the field, its
 // value and the allowed range.
-func New(opts ...Option) (*Hedger, error) {
-	c := config{
-		quantile:     DefaultQuantile,
-		minDelay:     DefaultMinDelay,
-		maxDelay:     DefaultMaxDelay,
-		refresh:      DefaultRefreshInterval,
-		fraction:     DefaultBudgetFraction,
-		window:       DefaultBudgetWindow,
-		errorHoldoff: DefaultErrorHoldoff,
-		burstHorizon: DefaultBurstHorizon,
-		burstFactor:  DefaultBurstFactor,
-		burstFloor:   DefaultBurstFloor,
-		clock:        tracker.SystemClock{},
+func New(opts ...tailroute.Option) (*Hedger, error) {
+	set, err := settings.Build(settings.Hedging, opts)
+	if err != nil {
+		return nil, err
 	}
-	for i, o := range opts {
-		if o == nil {
-			c.errs = append(c.errs, errorf("option %d = nil, want an Option", i))
-			continue
-		}
-		o(&c)
-	}
-	if len(c.errs) > 0 {
-		return nil, errors.Join(c.errs...)
-	}
-	h := &Hedger{cfg: c, base: c.clock.Now()}
-	if c.source == nil {
-		rec, err := NewRecorder(RecorderConfig{Clock: c.clock})
+	c := set.Hedge
+	h := &Hedger{cfg: c, base: c.Clock.Now()}
+	h.spec.H = h
+	if c.Source == nil {
+		rec, err := NewRecorder(RecorderConfig{Clock: c.Clock})
 		if err != nil {
 			return nil, err
 		}
 		h.rec = rec
-		h.cfg.source = rec
+		h.cfg.Source = rec
 	}
-	h.budget = NewBudget(c.fraction, int64(c.window))
-	if ss, ok := h.cfg.source.(SilenceSource); ok && c.burstHorizon > 0 {
+	h.budget = NewBudget(c.Fraction, int64(c.Window))
+	if ss, ok := h.cfg.Source.(SilenceSource); ok && c.BurstHorizon > 0 {
 		h.silence = ss
-		h.burst = NewBudget(c.fraction, int64(c.burstHorizon))
+		h.burst = NewBudget(c.Fraction, int64(c.BurstHorizon))
 	}
-	if ls, ok := h.cfg.source.(LoadSource); ok {
+	if ls, ok := h.cfg.Source.(LoadSource); ok {
 		h.load = ls
 	}
 	h.outcomes = newOutcomes(int64(DefaultOutcomeWindow))
-	h.exceed = 1 - c.quantile
-	h.effQuantile.Store(math.Float64bits(c.quantile))
-	h.delay.Store(int64(c.maxDelay))
+	h.exceed = 1 - c.Quantile
+	h.effQuantile.Store(math.Float64bits(c.Quantile))
+	h.delay.Store(int64(c.MaxDelay))
 	h.Refresh()
 	return h, nil
 }
@@ -139,7 +107,7 @@ const (
 // follows a source given with WithSource.
 func (h *Hedger) Recorder() *Recorder { return h.rec }
 
-func (h *Hedger) nowNs() int64 { return int64(h.cfg.clock.Now() - h.base) }
+func (h *Hedger) nowNs() int64 { return int64(h.cfg.Clock.Now() - h.base) }
 
 // Delay returns the current hedge delay: the configured quantile of the
 // source's latencies clamped to [min, max], or max while the source has
@@ -151,7 +119,7 @@ func (h *Hedger) Delay() time.Duration { return time.Duration(h.delay.Load()) }
 // eligible query (one caller wins a compare-and-swap and does the work).
 func (h *Hedger) Refresh() {
 	now := h.nowNs()
-	h.nextRefresh.Store(now + int64(h.cfg.refresh))
+	h.nextRefresh.Store(now + int64(h.cfg.Refresh))
 	h.refresh(now)
 }
 
@@ -167,13 +135,13 @@ func (h *Hedger) refresh(now int64) {
 		if dReq := ex - h.lastExec; dReq >= minControlRequests {
 			rate := float64(hd-h.lastHedges) / float64(dReq)
 			h.lastCtl, h.lastExec, h.lastHedges = now, ex, hd
-			target := budgetTarget * h.cfg.fraction
+			target := budgetTarget * h.cfg.Fraction
 			if rate > target {
 				h.exceed *= math.Max(0.5, target/rate)
 			} else {
 				h.exceed *= 1.25
 			}
-			base := 1 - h.cfg.quantile
+			base := 1 - h.cfg.Quantile
 			h.exceed = math.Min(base, math.Max(base/maxTighten, h.exceed))
 			h.effQuantile.Store(math.Float64bits(1 - h.exceed))
 		}
@@ -182,21 +150,21 @@ func (h *Hedger) refresh(now int64) {
 }
 
 func (h *Hedger) computeDelay(q float64) time.Duration {
-	d, ok := h.cfg.source.LatencyQuantile(q)
+	d, ok := h.cfg.Source.LatencyQuantile(q)
 	switch {
 	case !ok:
-		return h.cfg.maxDelay
-	case d < h.cfg.minDelay:
-		return h.cfg.minDelay
-	case d > h.cfg.maxDelay:
-		return h.cfg.maxDelay
+		return h.cfg.MaxDelay
+	case d < h.cfg.MinDelay:
+		return h.cfg.MinDelay
+	case d > h.cfg.MaxDelay:
+		return h.cfg.MaxDelay
 	}
 	return d
 }
 
 func (h *Hedger) maybeRefresh(nowNs int64) {
 	next := h.nextRefresh.Load()
-	if nowNs < next || !h.nextRefresh.CompareAndSwap(next, nowNs+int64(h.cfg.refresh)) {
+	if nowNs < next || !h.nextRefresh.CompareAndSwap(next, nowNs+int64(h.cfg.Refresh)) {
 		return
 	}
 	h.refresh(nowNs)
@@ -204,7 +172,7 @@ func (h *Hedger) maybeRefresh(nowNs int64) {
 
 // hostError records that host answered with a host-level error now.
 func (h *Hedger) hostError(host any, nowNs int64) {
-	if h.cfg.errorHoldoff <= 0 || host == nil {
+	if h.cfg.ErrorHoldoff <= 0 || host == nil {
 		return
 	}
 	if v, ok := h.hostErr.Load(host); ok {
@@ -221,15 +189,15 @@ func (h *Hedger) hostError(host any, nowNs int64) {
 // recentlyFailed reports whether host had a host-level error within the
 // error holdoff.
 func (h *Hedger) recentlyFailed(host any, nowNs int64) bool {
-	if h.cfg.errorHoldoff <= 0 || host == nil {
+	if h.cfg.ErrorHoldoff <= 0 || host == nil {
 		return false
 	}
 	v, ok := h.hostErr.Load(host)
-	return ok && nowNs-v.(*atomic.Int64).Load() < int64(h.cfg.errorHoldoff)
+	return ok && nowNs-v.(*atomic.Int64).Load() < int64(h.cfg.ErrorHoldoff)
 }
 
-// Stats is a snapshot of the Hedger's counters (see package stats).
-type Stats = stats.Hedging
+// Stats is a snapshot of the Hedger's counters (see package tailroute).
+type Stats = tailroute.Hedging
 
 // Stats returns a snapshot of the counters.
 func (h *Hedger) Stats() Stats {
@@ -282,3 +250,7 @@ func (h *Hedger) Budget() *Budget { return h.budget }
 
 // Burst returns the burst-cap window, nil when the cap is off.
 func (h *Hedger) Burst() *Budget { return h.burst }
+
+// Spec returns the SpeculativeExecutionPolicy of an armed execution (one
+// extra attempt after the current delay), one per Hedger.
+func (h *Hedger) Spec() *Spec { return &h.spec }

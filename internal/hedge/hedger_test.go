@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/tracker"
 )
 
@@ -38,8 +39,8 @@ func TestDelayFollowsQuantileClamped(t *testing.T) {
 	clk := newFakeClock()
 	src := &fakeSource{}
 	src.set(20*time.Millisecond, true)
-	h, err := New(WithSource(src), WithClock(clk), WithQuantile(0.9),
-		WithDelayBounds(5*time.Millisecond, 100*time.Millisecond))
+	h, err := New(tailroute.WithSource(src), tailroute.WithClock(clk), tailroute.WithQuantile(0.9),
+		tailroute.WithDelayBounds(5*time.Millisecond, 100*time.Millisecond))
 	require.NoError(t, err)
 	assert.Equal(t, 20*time.Millisecond, h.Delay())
 	assert.Equal(t, uint64(900000), src.lastQ.Load(), "asks the source for the configured quantile")
@@ -61,7 +62,7 @@ func TestDelayRefreshesOncePerInterval(t *testing.T) {
 	clk := newFakeClock()
 	src := &fakeSource{}
 	src.set(10*time.Millisecond, true)
-	h, err := New(WithSource(src), WithClock(clk), WithRefreshInterval(time.Second))
+	h, err := New(tailroute.WithSource(src), tailroute.WithClock(clk), tailroute.WithRefreshInterval(time.Second))
 	require.NoError(t, err)
 	require.Equal(t, 10*time.Millisecond, h.Delay())
 	calls := src.calls.Load()
@@ -84,12 +85,12 @@ func TestDefaults(t *testing.T) {
 	h, err := New()
 	require.NoError(t, err)
 	assert.NotNil(t, h.Recorder(), "built-in recorder when no source is given")
-	assert.Equal(t, DefaultMaxDelay, h.Delay(), "no samples yet: max delay")
-	assert.Equal(t, 0.95, h.cfg.quantile)
-	assert.Equal(t, 0.05, h.cfg.fraction)
-	assert.Equal(t, 10*time.Second, h.cfg.window)
-	assert.Equal(t, time.Millisecond, h.cfg.minDelay)
-	h2, err := New(WithSource(&fakeSource{}))
+	assert.Equal(t, tailroute.DefaultMaxDelay, h.Delay(), "no samples yet: max delay")
+	assert.Equal(t, 0.95, h.cfg.Quantile)
+	assert.Equal(t, 0.05, h.cfg.Fraction)
+	assert.Equal(t, 10*time.Second, h.cfg.Window)
+	assert.Equal(t, time.Millisecond, h.cfg.MinDelay)
+	h2, err := New(tailroute.WithSource(&fakeSource{}))
 	require.NoError(t, err)
 	assert.Nil(t, h2.Recorder())
 }
@@ -98,7 +99,7 @@ func TestBudgetPressureRaisesQuantileAndRelaxes(t *testing.T) {
 	clk := newFakeClock()
 	// a source whose q-quantile is q x 100ms, so the delay shows the quantile
 	src := &fakeSource{fn: func(q float64) time.Duration { return time.Duration(q * float64(100*time.Millisecond)) }}
-	h, err := New(WithSource(src), WithClock(clk), WithDelayBounds(time.Millisecond, time.Second))
+	h, err := New(tailroute.WithSource(src), tailroute.WithClock(clk), tailroute.WithDelayBounds(time.Millisecond, time.Second))
 	require.NoError(t, err)
 	assert.Equal(t, 0.95, h.Quantile())
 	assert.Equal(t, 95*time.Millisecond, h.Delay())
@@ -140,7 +141,7 @@ func TestBudgetPressureRaisesQuantileAndRelaxes(t *testing.T) {
 	// refreshes between control intervals do not adjust
 	q := h.Quantile()
 	h.executions.Add(1000)
-	clk.Advance(DefaultRefreshInterval)
+	clk.Advance(tailroute.DefaultRefreshInterval)
 	h.maybeRefresh(h.nowNs())
 	assert.Equal(t, q, h.Quantile())
 }

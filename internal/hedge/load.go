@@ -3,18 +3,12 @@ package hedge
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/tailroute/tailroute"
 )
 
-// LoadSource is a SilenceSource that also reports the load a hedge would
-// meet: policy.Policy of either driver implements it. With one, the Hedger
-// applies the load rule (see the speculative package doc, "Load rule").
-type LoadSource interface {
-	SilenceSource
-	// HedgeRoom returns the expected response time of the host a hedge
-	// would go to, and whether every host whose worker count W_s is known
-	// has all its workers taken.
-	HedgeRoom() (wait time.Duration, saturated bool)
-}
+// LoadSource is the source the load rule needs (tailroute.LoadSource).
+type LoadSource = tailroute.LoadSource
 
 // Load rule defaults (see the speculative package doc, "Load rule").
 const (
@@ -40,13 +34,6 @@ const (
 	// leaves: a few hedges keep the record alive, so it can recover.
 	minBudgetScale = 0.1
 )
-
-// WithLoadRule turns the load rule on or off; default on. It applies when
-// the source is a LoadSource (WithSource(p), p our policy); with any other
-// source the Hedger arms on the budget and the burst cap alone.
-func WithLoadRule(on bool) Option {
-	return func(c *config) { c.loadOff = !on }
-}
 
 // outcomes counts the hedges won and lost over a sliding window, in the
 // Budget's lock-free tagged buckets.
@@ -133,7 +120,7 @@ const (
 // loadDenies applies the load rule to an eligible execution; armOK when
 // the rule lets it through.
 func (h *Hedger) loadDenies(nowNs int64) Reason {
-	if h.load == nil || h.cfg.loadOff {
+	if h.load == nil || h.cfg.LoadOff {
 		return armOK
 	}
 	h.readRoom(nowNs)
@@ -157,7 +144,7 @@ func (h *Hedger) loadDenies(nowNs int64) Reason {
 // of ordinary hedges (which lose about as often as they win) would starve
 // the budget a stall needs.
 func (h *Hedger) scale(nowNs int64) float64 {
-	if h.load == nil || h.cfg.loadOff || h.room.stalled.Load() {
+	if h.load == nil || h.cfg.LoadOff || h.room.stalled.Load() {
 		return 1
 	}
 	return budgetScale(h.outcomes.window(nowNs))

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/tracker"
 )
 
@@ -29,10 +30,10 @@ func (f *fakeLoad) HedgeRoom() (time.Duration, bool) {
 
 // loadHedger returns a Hedger on src whose budget (100 %) and burst cap
 // (off) never bind, so every decision is the load rule's.
-func loadHedger(t *testing.T, src LatencySource, opts ...Option) (*Hedger, *tracker.ManualClock) {
+func loadHedger(t *testing.T, src LatencySource, opts ...tailroute.Option) (*Hedger, *tracker.ManualClock) {
 	t.Helper()
 	clk := newFakeClock()
-	h, err := New(append([]Option{WithSource(src), WithClock(clk), WithBudget(1, time.Second), WithBurstCap(0, 1, 0)}, opts...)...)
+	h, err := New(append([]tailroute.Option{tailroute.WithSource(src), tailroute.WithClock(clk), tailroute.WithBudget(1, time.Second), tailroute.WithBurstCap(0, 1, 0)}, opts...)...)
 	require.NoError(t, err)
 	return h, clk
 }
@@ -85,7 +86,7 @@ func TestLoadRuleLiftedByStall(t *testing.T) {
 	src := &fakeLoad{}
 	src.saturated.Store(true)
 	src.wait.Store(int64(time.Second))
-	h, clk := loadHedger(t, src, WithBudget(0.1, time.Second))
+	h, clk := loadHedger(t, src, tailroute.WithBudget(0.1, time.Second))
 	for i := 0; i < 100; i++ {
 		h.Admit(false, false, 3) // 100 executions
 	}
@@ -112,7 +113,7 @@ func TestLoadRuleLiftedByStall(t *testing.T) {
 func TestLoadRuleOff(t *testing.T) {
 	src := &fakeLoad{}
 	src.saturated.Store(true)
-	h, _ := loadHedger(t, src, WithLoadRule(false))
+	h, _ := loadHedger(t, src, tailroute.WithLoadRule(false))
 	assert.Equal(t, Armed, admit(h))
 	for i := 0; i < 20; i++ {
 		h.outcomes.add(h.nowNs(), false)
@@ -150,7 +151,7 @@ func TestBudgetScale(t *testing.T) {
 // slides out of its window.
 func TestLossRecordShrinksBudget(t *testing.T) {
 	src := &fakeLoad{}
-	h, clk := loadHedger(t, src, WithBudget(0.1, 10*time.Second))
+	h, clk := loadHedger(t, src, tailroute.WithBudget(0.1, 10*time.Second))
 	for i := 0; i < 100; i++ {
 		h.Admit(false, false, 3) // 100 executions
 	}

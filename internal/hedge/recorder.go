@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/tailroute/tailroute/internal/hist"
+	"github.com/tailroute/tailroute/internal/settings"
 	"github.com/tailroute/tailroute/tracker"
 )
 
@@ -59,7 +60,7 @@ func NewRecorder(cfg RecorderConfig) (*Recorder, error) {
 	if cfg.MinSamples < 1 || cfg.MinSamples > 1<<30 {
 		return nil, errorf("RecorderConfig.MinSamples = %d, allowed 1..%d (0 = default 100)", cfg.MinSamples, 1<<30)
 	}
-	if cfg.Clock == nil || IsNil(cfg.Clock) {
+	if cfg.Clock == nil || settings.IsNil(cfg.Clock) {
 		cfg.Clock = tracker.SystemClock{}
 	}
 	r := &Recorder{clock: cfg.Clock, minSamples: uint64(cfg.MinSamples)}

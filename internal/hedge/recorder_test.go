@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/tracker"
 )
 
@@ -14,7 +15,7 @@ import (
 // given with WithClock, so its window slides with the Hedger's time.
 func TestRecorderFollowsTheHedgersClock(t *testing.T) {
 	clk := tracker.NewManualClock(time.Hour)
-	h, err := New(WithClock(clk))
+	h, err := New(tailroute.WithClock(clk))
 	require.NoError(t, err)
 	r := h.Recorder()
 	require.NotNil(t, r)
@@ -25,7 +26,7 @@ func TestRecorderFollowsTheHedgersClock(t *testing.T) {
 	require.True(t, ok)
 	assert.GreaterOrEqual(t, d, 95*time.Millisecond)
 	assert.LessOrEqual(t, float64(d), 95e6*(1+1.0/16))
-	clk.Advance(DefaultBudgetWindow + 3*time.Second) // past 5/4 of the 10s window
+	clk.Advance(tailroute.DefaultBudgetWindow + 3*time.Second) // past 5/4 of the 10s window
 	_, ok = r.LatencyQuantile(0.95)
 	assert.False(t, ok, "every sample aged out")
 }

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/core"
 )
 
@@ -157,7 +158,7 @@ func (t *planTicket[H, S]) nextHost() S {
 // longer pooled (see queryState).
 func (p *Router[H, S]) lateCall() {
 	if p.lateSeen.CompareAndSwap(false, true) {
-		p.hooks.Logf("the driver's own speculative execution detected (a plan was asked for a host after its result); idempotent query plans are no longer pooled (speculative.Wire hedges without this cost, or set policy.WithDriverSpeculation)")
+		p.hooks.Logf("the driver's own speculative execution detected (a plan was asked for a host after its result); idempotent query plans are no longer pooled (speculative.Wire hedges without this cost, or set tailroute.WithDriverSpeculation)")
 	}
 }
 
@@ -246,7 +247,9 @@ func (st *queryState[H, S]) nextHost() *Selection[H, S] {
 	return s
 }
 
-func (p *Router[H, S]) rateLimited() bool { return p.cfg.rateControl && p.cfg.strategy == C3 }
+func (p *Router[H, S]) rateLimited() bool {
+	return p.cfg.RateControl && strategy(&p.cfg) == tailroute.C3
+}
 
 // advance returns the next host of the plan, or nil at the end.
 func (st *queryState[H, S]) advance() *hostEntry[H] {
@@ -273,7 +276,7 @@ func (st *queryState[H, S]) advance() *hostEntry[H] {
 			}
 			st.phase = phaseRemoteReplicas
 		case phaseRemoteReplicas:
-			if st.r.cfg.remoteDCs {
+			if st.r.cfg.RemoteDCs {
 				for st.pos < st.ncand+len(st.replicas) {
 					e := t.hosts[st.replicas[st.pos-st.ncand]]
 					st.pos++
@@ -295,7 +298,7 @@ func (st *queryState[H, S]) advance() *hostEntry[H] {
 			st.phase = phaseRemoteFallback
 			st.fbPos = 0
 		case phaseRemoteFallback:
-			if st.r.cfg.remoteDCs {
+			if st.r.cfg.RemoteDCs {
 				for st.fbPos < len(t.remote) {
 					i := t.remote[(st.fbStart+st.fbPos)%len(t.remote)]
 					st.fbPos++

@@ -10,7 +10,7 @@ import (
 // and the hosts' DCs (see WithLocalDC), marks each entry local or remote, and
 // logs when the effective local DC changes (r.mu held).
 func (r *Router[H, S]) resolveLocalDCLocked() {
-	want := r.cfg.localDC
+	want := r.cfg.LocalDC
 	eff, problem := want, error(nil)
 	if want != "" && len(r.entries) > 0 {
 		var dcs []string

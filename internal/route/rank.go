@@ -3,8 +3,9 @@ package route
 import (
 	"time"
 
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/core"
-	"github.com/tailroute/tailroute/tracker"
+	"github.com/tailroute/tailroute/internal/track"
 )
 
 // rank fills st.cand with the up local replicas (or, without token
@@ -27,7 +28,7 @@ func (st *queryState[H, S]) rank() {
 		}
 	} else if len(t.local) > 0 {
 		start := st.rnd.Intn(len(t.local))
-		for k := 0; k < len(t.local) && n < p.cfg.maxCandidates; k++ {
+		for k := 0; k < len(t.local) && n < p.cfg.MaxCandidates; k++ {
 			i := t.local[(start+k)%len(t.local)]
 			if t.hosts[i].up.Load() {
 				st.cand[n] = core.Candidate{Host: i}
@@ -41,23 +42,23 @@ func (st *queryState[H, S]) rank() {
 		return
 	}
 	c := st.cand[:n]
-	switch p.cfg.strategy {
-	case RoundRobin:
+	switch strategy(&p.cfg) {
+	case tailroute.RoundRobin:
 		core.OrderRoundRobin(c, p.rr.Add(1))
-	case P2C:
+	case tailroute.P2C:
 		now := p.clock.Now()
 		st.now, st.haveNow = now, true
 		for k := range c {
 			h := t.hosts[c[k].Host].h
 			c[k].InFlight = h.Outstanding(now)
-			c[k].Busy = h.Busy(now, int64(p.cfg.busyInFlight), p.cfg.busyNoResponse)
+			c[k].Busy = h.Busy(now, int64(p.cfg.BusyInFlight), p.cfg.BusyNoResponse)
 			c[k].Success = float32(h.SuccessRate(now))
-			c[k].Stale = c[k].InFlight == 0 && h.SinceResponse(now) >= p.cfg.probeAfter
+			c[k].Stale = c[k].InFlight == 0 && h.SinceResponse(now) >= p.cfg.ProbeAfter
 		}
 		probe := st.demote(c, now)
 		core.OrderP2C(c, &st.rnd)
 		if probe >= 0 && core.PromoteHost(c, probe) ||
-			p.cfg.probeP > 0 && st.rnd.Float() < p.cfg.probeP && core.PromoteStale(c, len(c)) {
+			p.cfg.ProbeP > 0 && st.rnd.Float() < p.cfg.ProbeP && core.PromoteStale(c, len(c)) {
 			p.probes.Add(1)
 		}
 	default:
@@ -77,24 +78,24 @@ func (st *queryState[H, S]) rankC3(c []core.Candidate) {
 	cfg := &p.cfg
 	now := p.clock.Now()
 	st.now, st.haveNow = now, true
-	busyN := int64(cfg.busyInFlight)
+	busyN := int64(cfg.BusyInFlight)
 	limited := p.rateLimited()
 	for k := range c {
 		h := t.hosts[c[k].Host].h
 		v := h.View(now)
 		c[k].Score = p.score(v, now)
 		c[k].InFlight = v.Outstanding()
-		c[k].Busy = v.Busy(busyN, cfg.busyNoResponse)
-		c[k].Stale = v.InFlight == 0 && v.SinceResponse >= cfg.probeAfter
+		c[k].Busy = v.Busy(busyN, cfg.BusyNoResponse)
+		c[k].Stale = v.InFlight == 0 && v.SinceResponse >= cfg.ProbeAfter
 		c[k].Success = float32(v.SuccessRate)
 		if limited {
 			c[k].InRate = !p.stalled(v) && h.WithinRate(now)
 		}
 	}
 	probe := st.demote(c, now)
-	eligible := core.OrderByScore(c, &st.rnd, cfg.jitter)
+	eligible := core.OrderByScore(c, &st.rnd, cfg.Jitter)
 	if probe >= 0 && core.PromoteHost(c, probe) ||
-		cfg.probeP > 0 && st.rnd.Float() < cfg.probeP && core.PromoteStale(c, len(c)) {
+		cfg.ProbeP > 0 && st.rnd.Float() < cfg.ProbeP && core.PromoteStale(c, len(c)) {
 		p.probes.Add(1)
 		return
 	}
@@ -102,10 +103,10 @@ func (st *queryState[H, S]) rankC3(c []core.Candidate) {
 		return
 	}
 	// Backpressure: every eligible replica is over its sending rate.
-	if cfg.maxWait > 0 {
+	if cfg.MaxWait > 0 {
 		wait := t.hosts[c[0].Host].h.UntilNextRateWindow(now)
-		if wait > cfg.maxWait {
-			wait = cfg.maxWait
+		if wait > cfg.MaxWait {
+			wait = cfg.MaxWait
 		}
 		p.waits.Add(1)
 		p.clock.Sleep(wait)
@@ -126,12 +127,12 @@ func (st *queryState[H, S]) rankC3(c []core.Candidate) {
 // demoted replica gets no traffic otherwise and its recovery would go
 // unseen. Demoted replicas are probed only by time, never by the per-pick
 // probe probability: one with nothing in flight is probed when its
-// tracker.Host.ClaimProbe(now, ProbeAfter) succeeds, i.e. at most once per
+// track.Host.ClaimProbe(now, ProbeAfter) succeeds, i.e. at most once per
 // ProbeAfter per host and client (WithProbe; p = 0 turns this off too). It
 // returns the host handle to probe, or -1.
 func (st *queryState[H, S]) demote(c []core.Candidate, now time.Duration) int32 {
 	p := st.r
-	n := core.DemoteUnhealthy(c, &st.rnd, p.cfg.healthTol)
+	n := core.DemoteUnhealthy(c, &st.rnd, p.cfg.HealthTol)
 	if n == 0 {
 		return -1
 	}
@@ -142,8 +143,8 @@ func (st *queryState[H, S]) demote(c []core.Candidate, now time.Duration) int32 
 			continue
 		}
 		c[k].Stale = false
-		if probe < 0 && p.cfg.probeP > 0 && c[k].InFlight == 0 &&
-			st.tbl.hosts[c[k].Host].h.ClaimProbe(now, p.cfg.probeAfter) {
+		if probe < 0 && p.cfg.ProbeP > 0 && c[k].InFlight == 0 &&
+			st.tbl.hosts[c[k].Host].h.ClaimProbe(now, p.cfg.ProbeAfter) {
 			probe = c[k].Host
 		}
 	}
@@ -167,23 +168,23 @@ func (st *queryState[H, S]) demote(c []core.Candidate, now time.Duration) int32 
 // more request in flight on a healthy replica outweighs a 50 % failure
 // rate), so health orders replicas before the score does
 // (core.DemoteUnhealthy).
-func (p *Router[H, S]) score(v tracker.View, now time.Duration) float64 {
+func (p *Router[H, S]) score(v track.View, now time.Duration) float64 {
 	w, workers := p.scoreWeights(v, now)
-	return core.C3Score(v.ResponseTime, v.ServiceTime, v.QueueSize, v.Outstanding(), w, workers) + p.cfg.tailTerm*v.ServiceTime
+	return core.C3Score(v.ResponseTime, v.ServiceTime, v.QueueSize, v.Outstanding(), w, workers) + p.cfg.TailTerm*v.ServiceTime
 }
 
 // scoreWeights returns the concurrency weight w and the worker count W_s
 // the score drains a host's queue with (see score).
-func (p *Router[H, S]) scoreWeights(v tracker.View, now time.Duration) (w, workers float64) {
+func (p *Router[H, S]) scoreWeights(v track.View, now time.Duration) (w, workers float64) {
 	workers = v.Workers
 	if workers <= 0 {
-		workers = p.cfg.workers
+		workers = p.cfg.Workers
 	}
 	if s := float64(v.Silence); workers > 1 && s > v.ResponseTime {
 		workers = max(1, workers*v.ResponseTime/s)
 	}
-	w = p.cfg.weight
-	if p.cfg.serverLoad > 0 && !v.HasFeedback {
+	w = p.cfg.Weight
+	if p.cfg.ServerLoad > 0 && !v.HasFeedback {
 		weff := p.weightAt(now)
 		if s := float64(v.Silence); weff < w && s > v.ResponseTime {
 			// Short queues say nothing of a host that has stopped
@@ -197,6 +198,6 @@ func (p *Router[H, S]) scoreWeights(v tracker.View, now time.Duration) (w, worke
 
 // stalled reports whether a host owes responses and has been silent for
 // max(StallMin, StallFactor*R_s) (see WithStall).
-func (p *Router[H, S]) stalled(v tracker.View) bool {
-	return v.Silence > 0 && float64(v.Silence) >= max(float64(p.cfg.stallMin), p.cfg.stallFactor*v.ResponseTime)
+func (p *Router[H, S]) stalled(v track.View) bool {
+	return v.Silence > 0 && float64(v.Silence) >= max(float64(p.cfg.StallMin), p.cfg.StallFactor*v.ResponseTime)
 }

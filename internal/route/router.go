@@ -6,7 +6,7 @@
 // are handed out and marked. It imports no driver: a driver's adapter
 // instantiates Router with its host type (H) and its SelectedHost interface
 // (S), and translates queries, keyspace metadata, errors and session
-// events. The rules themselves are documented in package policy.
+// events. The rules themselves are specified in package tailroute (the module root).
 package route
 
 import (
@@ -16,7 +16,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/core"
+	"github.com/tailroute/tailroute/internal/settings"
+	"github.com/tailroute/tailroute/internal/track"
 	"github.com/tailroute/tailroute/tracker"
 )
 
@@ -44,7 +47,7 @@ type KeyspaceFunc func(keyspace string) (class string, options map[string]any, e
 type Hooks struct {
 	// Classify maps an attempt's error to a tracker outcome (Mark without
 	// an observer).
-	Classify func(err error) tracker.Outcome
+	Classify func(err error) track.Outcome
 	// Logf logs a problem found while serving (the local DC).
 	Logf func(format string, a ...any)
 }
@@ -54,7 +57,7 @@ type Hooks struct {
 type Router[H HostInfo, S any] struct {
 	cfg   Config
 	hooks Hooks
-	tr    *tracker.Tracker
+	tr    *track.Tracker
 	clock tracker.Clock
 
 	mu          sync.Mutex // serializes table rebuilds
@@ -106,7 +109,7 @@ type hostEntry[H HostInfo] struct {
 	dc    string
 	rack  string
 	local bool
-	h     *tracker.Host
+	h     *track.Host
 	up    *atomic.Bool // the policy's view (HostUp/HostDown); shared by entries of the same host
 }
 
@@ -115,37 +118,31 @@ func (e *hostEntry[H]) isUp() bool { return e.up.Load() && e.info.IsUp() }
 // New returns a Router. Options are validated once; an invalid option
 // yields an error naming the option, the field, the value and the allowed
 // range.
-func New[H HostInfo, S any](hooks Hooks, opts ...Option) (*Router[H, S], error) {
-	cfg := defaultConfig()
-	for i, o := range opts {
-		if o == nil {
-			cfg.fail("policy: option %d = nil, want an Option", i)
-			continue
-		}
-		o(&cfg)
-	}
-	if len(cfg.errs) > 0 {
-		return nil, errors.Join(cfg.errs...)
-	}
-	if _, ok := any((*Selection[H, S])(nil)).(S); !ok {
-		return nil, errors.New("route: *Selection[H, S] does not implement the driver's SelectedHost interface")
-	}
-	tr, err := tracker.New(cfg.tracker)
+func New[H HostInfo, S any](hooks Hooks, opts ...tailroute.Option) (*Router[H, S], error) {
+	set, err := settings.Build(settings.Routing, opts)
 	if err != nil {
 		return nil, err
 	}
-	cfg.tracker = tr.Config()
+	cfg := set.Route
+	if _, ok := any((*Selection[H, S])(nil)).(S); !ok {
+		return nil, errors.New("route: *Selection[H, S] does not implement the driver's SelectedHost interface")
+	}
+	tr, err := track.New(cfg.Tracker)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Tracker = tr.Config()
 	if hooks.Logf == nil {
 		hooks.Logf = func(string, ...any) {}
 	}
 	r := &Router[H, S]{cfg: cfg, hooks: hooks, tr: tr, clock: tr.Clock(), reps: map[string]core.Replication{}}
-	if cfg.keyspaceFunc != nil {
-		f := cfg.keyspaceFunc
+	if cfg.KeyspaceFunc != nil {
+		f := KeyspaceFunc(cfg.KeyspaceFunc)
 		r.getKS.Store(&f)
 	}
 	r.statePool.New = func() any { return &queryState[H, S]{r: r} }
 	r.tbl.Store(&hostTable[H]{byID: map[string]int32{}, ks: map[string]*ksEntry{}})
-	dc := cfg.localDC
+	dc := cfg.LocalDC
 	r.localDC.Store(&dc)
 	return r, nil
 }
@@ -154,15 +151,15 @@ func New[H HostInfo, S any](hooks Hooks, opts ...Option) (*Router[H, S], error) 
 func (r *Router[H, S]) Config() *Config { return &r.cfg }
 
 // Tracker returns the tracker (per-host state, LatencyQuantile).
-func (r *Router[H, S]) Tracker() *tracker.Tracker { return r.tr }
+func (r *Router[H, S]) Tracker() *track.Tracker { return r.tr }
 
 // Strategy returns the ranking strategy.
-func (r *Router[H, S]) Strategy() Strategy { return r.cfg.strategy }
+func (r *Router[H, S]) Strategy() tailroute.Strategy { return strategy(&r.cfg) }
 
 // SetKeyspaceFunc sets where keyspace replication comes from (the
 // session), unless WithKeyspaceFunc set it.
 func (r *Router[H, S]) SetKeyspaceFunc(f KeyspaceFunc) {
-	if r.cfg.keyspaceFunc == nil && f != nil {
+	if r.cfg.KeyspaceFunc == nil && f != nil {
 		r.getKS.Store(&f)
 	}
 }
@@ -205,7 +202,7 @@ func (r *Router[H, S]) Pick(q Query) func() S {
 	t := r.tbl.Load()
 	seq := !q.None && !q.Idempotent
 	var st *queryState[H, S]
-	if !seq && (r.cfg.driverSpec || r.lateSeen.Load()) {
+	if !seq && (r.cfg.DriverSpec || r.lateSeen.Load()) {
 		st = &queryState[H, S]{r: r, noPool: true}
 	} else {
 		st = r.statePool.Get().(*queryState[H, S])

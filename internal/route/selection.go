@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tailroute/tailroute/tracker"
+	"github.com/tailroute/tailroute/internal/track"
 )
 
 // Selection is one host handed out by a plan: the driver's SelectedHost
@@ -13,7 +13,7 @@ import (
 type Selection[H HostInfo, S any] struct {
 	st       *queryState[H, S]
 	e        *hostEntry[H]
-	att      tracker.Attempt
+	att      track.Attempt
 	start    time.Duration
 	lastMark time.Duration
 	marks    atomic.Uint32

@@ -9,53 +9,25 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tailroute/tailroute/stats"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/tracker"
 )
 
 // Server-load polling (WithServerLoad): the driver-free schedule and
-// estimator; the rules, the query and its cost are documented in package
-// policy (serverload.go). The adapter supplies the query of one host and
+// estimator; the rules, the query and its cost are specified in package
+// tailroute, "Server load". The adapter supplies the query of one host and
 // tells whether the session is closed and whether an error is permanent.
-
-// DefaultServerLoadInterval is the poll interval suggested for
-// WithServerLoad: 4 polls per second per node and client session.
-const DefaultServerLoadInterval = 250 * time.Millisecond
-
-const (
-	minServerLoadInterval = 10 * time.Millisecond
-	maxServerLoadInterval = time.Minute
-)
-
-// WithServerLoad turns on server-load polling every interval. Off by
-// default. Allowed 10ms..1m.
-func WithServerLoad(interval time.Duration) Option {
-	return func(c *Config) {
-		if interval < minServerLoadInterval || interval > maxServerLoadInterval {
-			c.fail("policy: WithServerLoad: ServerLoadInterval = %v, allowed %v..%v", interval, minServerLoadInterval, maxServerLoadInterval)
-			return
-		}
-		c.serverLoad = interval
-	}
-}
-
-// ServerLoadInterval returns the interval of WithServerLoad (0: off).
-func (c *Config) ServerLoadInterval() time.Duration { return c.serverLoad }
 
 // pollKey marks the context of a poll query; its value is a pollMark.
 type pollKey struct{}
 
 type pollMark struct{ id string }
 
-// WithPoll returns ctx marked as the context of a poll of the host with
-// the router's id id (the poller's queries; tests).
-func WithPoll(ctx context.Context, id string) context.Context {
+// withPoll returns ctx marked as the context of a poll of the host with
+// the router's id id (the poller's queries).
+func withPoll(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, pollKey{}, pollMark{id: id})
 }
-
-// AddPolls changes the count of poll queries in flight (tests of the
-// poll plan; the poller counts its own).
-func (r *Router[H, S]) AddPolls(delta int64) { r.polls.Add(delta) }
 
 // IsServerLoadPoll reports whether ctx is the context of a server-load poll.
 func IsServerLoadPoll(ctx context.Context) bool {
@@ -230,10 +202,10 @@ type serverLoadPoller[H HostInfo, S any] struct {
 // without it, or when polling runs already). Hosts are picked up as they
 // are added; polling stops when drv.Closed reports true.
 func (r *Router[H, S]) StartServerLoad(drv PollDriver[H]) {
-	if r.cfg.serverLoad <= 0 {
+	if r.cfg.ServerLoad <= 0 {
 		return
 	}
-	sl := &serverLoadPoller[H, S]{r: r, interval: r.cfg.serverLoad, drv: drv, running: map[string]bool{}, skipped: map[string]bool{}}
+	sl := &serverLoadPoller[H, S]{r: r, interval: r.cfg.ServerLoad, drv: drv, running: map[string]bool{}, skipped: map[string]bool{}}
 	if !r.load.CompareAndSwap(nil, sl) {
 		old := r.load.Load() // a new session after the previous one closed polls anew
 		if old == nil || !old.drv.Closed() || !r.load.CompareAndSwap(old, sl) {
@@ -246,7 +218,7 @@ func (r *Router[H, S]) StartServerLoad(drv PollDriver[H]) {
 // supervise starts a polling loop for every host that has none, every
 // interval, until the session closes.
 func (sl *serverLoadPoller[H, S]) supervise() {
-	t := time.NewTicker(sl.interval)
+	t := sl.newTimer(sl.interval)
 	defer t.Stop()
 	for {
 		if sl.drv.Closed() {
@@ -260,8 +232,19 @@ func (sl *serverLoadPoller[H, S]) supervise() {
 			}
 			sl.mu.Unlock()
 		}
-		<-t.C
+		<-t.C()
+		t.Reset(sl.interval)
 	}
+}
+
+// newTimer returns a timer of the router's clock (tracker.TimerClock),
+// else of the wall clock, so the poll schedule follows the clock the
+// policy was given (tests: tracker.ManualClock).
+func (sl *serverLoadPoller[H, S]) newTimer(d time.Duration) tracker.Timer {
+	if tc, ok := sl.r.clock.(tracker.TimerClock); ok {
+		return tc.NewTimer(d)
+	}
+	return tracker.SystemClock{}.NewTimer(d)
 }
 
 // loop polls one host every jittered interval until it is removed, skipped
@@ -274,10 +257,10 @@ func (sl *serverLoadPoller[H, S]) loop(id string) {
 		sl.r.queues.forget(id)
 	}()
 	var est LoadEstimator
-	timer := time.NewTimer(time.Duration(rand.Int64N(int64(sl.interval)))) // spread the first polls
+	timer := sl.newTimer(time.Duration(rand.Int64N(int64(sl.interval)))) // spread the first polls
 	defer timer.Stop()
 	for {
-		<-timer.C
+		<-timer.C()
 		if sl.drv.Closed() {
 			return
 		}
@@ -285,7 +268,7 @@ func (sl *serverLoadPoller[H, S]) loop(id string) {
 		if e == nil {
 			return // removed
 		}
-		if e.isUp() && (e.local || sl.r.cfg.remoteDCs) {
+		if e.isUp() && (e.local || sl.r.cfg.RemoteDCs) {
 			if !sl.pollOnce(e, &est) {
 				return
 			}
@@ -298,7 +281,7 @@ func (sl *serverLoadPoller[H, S]) loop(id string) {
 // this host".
 func (sl *serverLoadPoller[H, S]) pollOnce(e *hostEntry[H], est *LoadEstimator) bool {
 	r := sl.r
-	ctx, cancel := context.WithTimeout(WithPoll(context.Background(), e.id), sl.interval)
+	ctx, cancel := context.WithTimeout(withPoll(context.Background(), e.id), sl.interval)
 	defer cancel()
 	sl.polls.Add(1)
 	r.polls.Add(1)
@@ -322,7 +305,7 @@ func (sl *serverLoadPoller[H, S]) pollOnce(e *hostEntry[H], est *LoadEstimator) 
 	smp.Own = r.weightAt(t1) * float64(own0+own1) / 2
 	q, svc := est.Add(smp)
 	e.h.ServerLoad(smp.At, q, svc, sl.interval*3/2)
-	r.queues.add(e.id, smp.At, smp.Pending+smp.Active, r.cfg.weight, r.queueMaxAge())
+	r.queues.add(e.id, smp.At, smp.Pending+smp.Active, r.cfg.Weight, r.queueMaxAge())
 	e.h.ServerWorkers(smp.Workers)
 	sl.samples.Add(1)
 	return true
@@ -334,7 +317,7 @@ const ThreadPoolsQuery = "SELECT name, active_tasks, active_tasks_limit, pending
 
 // ServerLoadCounters are the poller's cumulative counters (see package
 // stats).
-type ServerLoadCounters = stats.ServerLoadCounters
+type ServerLoadCounters = tailroute.ServerLoadCounters
 
 // ServerLoadCounters returns the poller's counters (zero without polling).
 func (r *Router[H, S]) ServerLoadCounters() ServerLoadCounters {

@@ -32,23 +32,6 @@ func TestThreadPoolSampleWorkers(t *testing.T) {
 	}
 }
 
-func TestWithServerWorkersValidated(t *testing.T) {
-	c := defaultConfig()
-	assert.Equal(t, 1, c.ServerWorkers(), "the paper's single queue")
-	for _, n := range []int{0, -1, tracker.MaxServerWorkers + 1} {
-		c := defaultConfig()
-		WithServerWorkers(n)(&c)
-		if assert.Len(t, c.errs, 1, "%d", n) {
-			assert.Contains(t, c.errs[0].Error(), "WithServerWorkers: ServerWorkers = ")
-			assert.Contains(t, c.errs[0].Error(), "allowed 1..65536")
-		}
-	}
-	c = defaultConfig()
-	WithServerWorkers(4)(&c)
-	assert.Empty(t, c.errs)
-	assert.Equal(t, 4, c.ServerWorkers())
-}
-
 // ScanThreadPools reads the query's columns in order (name, active_tasks,
 // active_tasks_limit, pending_tasks, completed_tasks) and counts the stage
 // rows.

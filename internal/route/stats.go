@@ -5,11 +5,11 @@ import (
 	"sort"
 	"time"
 
-	"github.com/tailroute/tailroute/stats"
+	"github.com/tailroute/tailroute"
 )
 
-// HostStats is a snapshot of one host (see package stats).
-type HostStats = stats.HostStats
+// HostStats is a snapshot of one host (see package tailroute).
+type HostStats = tailroute.HostStats
 
 // Stats returns a snapshot of every host, sorted by address.
 func (r *Router[H, S]) Stats() []HostStats {
@@ -26,7 +26,7 @@ func (r *Router[H, S]) Stats() []HostStats {
 			Up:           e.isUp(),
 			Local:        e.local,
 			Score:        r.score(v, now),
-			Busy:         v.Busy(int64(r.cfg.busyInFlight), r.cfg.busyNoResponse),
+			Busy:         v.Busy(int64(r.cfg.BusyInFlight), r.cfg.BusyNoResponse),
 			WithinRate:   e.h.WithinRate(now),
 			Stalled:      r.stalled(v),
 		})
@@ -35,8 +35,8 @@ func (r *Router[H, S]) Stats() []HostStats {
 	return out
 }
 
-// Counters are cumulative policy events (see package stats).
-type Counters = stats.Counters
+// Counters are cumulative policy events (see package tailroute).
+type Counters = tailroute.Counters
 
 // Counters returns the cumulative counters.
 func (r *Router[H, S]) Counters() Counters {
@@ -69,8 +69,8 @@ func (r *Router[H, S]) FeedbackPayload(host H, payload map[string][]byte) bool {
 	if payload == nil {
 		return false
 	}
-	qb, okq := payload[r.cfg.feedbackQ]
-	sb, oks := payload[r.cfg.feedbackST]
+	qb, okq := payload[r.cfg.FeedbackQ]
+	sb, oks := payload[r.cfg.FeedbackST]
 	if !okq || !oks || len(qb) != 8 || len(sb) != 8 {
 		return false
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/tailroute/tailroute/internal/core"
-	"github.com/tailroute/tailroute/tracker"
+	"github.com/tailroute/tailroute/internal/track"
 )
 
 // The host table: hosts added, removed, up and down, the partitioner and
@@ -36,7 +36,7 @@ func (r *Router[H, S]) AddHosts(hosts []H) {
 		}
 		id := hostID(info)
 		e := &hostEntry[H]{info: info, id: id, dc: info.DataCenter(), rack: info.Rack(), h: r.tr.Host(id)}
-		e.local = r.cfg.localDC == "" || e.dc == r.cfg.localDC
+		e.local = r.cfg.LocalDC == "" || e.dc == r.cfg.LocalDC
 		replaced := false
 		for i, old := range r.entries {
 			if old.id == id {
@@ -75,7 +75,7 @@ func (r *Router[H, S]) RemoveHost(host H) {
 }
 
 // HostUp marks a host up. A host that was down restarts as a clean slate
-// (tracker.Host.Reset).
+// (track.Host.Reset).
 func (r *Router[H, S]) HostUp(host H) {
 	var zero H
 	if host == zero {
@@ -114,7 +114,7 @@ func (r *Router[H, S]) entry(id string) *hostEntry[H] {
 }
 
 // Host returns the tracker state of a known host (nil if unknown).
-func (r *Router[H, S]) Host(host H) *tracker.Host {
+func (r *Router[H, S]) Host(host H) *track.Host {
 	if e := r.entry(hostID(host)); e != nil {
 		return e.h
 	}
@@ -123,7 +123,7 @@ func (r *Router[H, S]) Host(host H) *tracker.Host {
 
 // Observe records an attempt's latency and outcome on its host (the
 // driver's query observer).
-func (r *Router[H, S]) Observe(host H, latency time.Duration, o tracker.Outcome) {
+func (r *Router[H, S]) Observe(host H, latency time.Duration, o track.Outcome) {
 	var zero H
 	if host == zero {
 		return

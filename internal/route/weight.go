@@ -90,12 +90,12 @@ const queueMaxAgeIntervals = 6
 
 // queueMaxAge is the age up to which a host's polled queue counts in Qmax.
 func (r *Router[H, S]) queueMaxAge() time.Duration {
-	return queueMaxAgeIntervals * r.cfg.serverLoad
+	return queueMaxAgeIntervals * r.cfg.ServerLoad
 }
 
 // weightAt returns w_eff at clock time now for the configured w.
 func (r *Router[H, S]) weightAt(now time.Duration) float64 {
-	return r.queues.weight(now, r.cfg.weight, r.queueMaxAge())
+	return r.queues.weight(now, r.cfg.Weight, r.queueMaxAge())
 }
 
 // forget drops host id (no longer polled).

@@ -6,8 +6,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/core"
-	"github.com/tailroute/tailroute/tracker"
+	"github.com/tailroute/tailroute/internal/track"
 )
 
 // w_eff = min(w, max(1, Qmax)) while the polls are recent, Qmax the
@@ -68,14 +69,14 @@ func (h *testHost) IsUp() bool                    { return true }
 // one request, w_eff = 1 and it ranks first again. Payload feedback keeps
 // the configured w. (The tail term is off: it has a test of its own.)
 func TestScoreWeightFollowsPolledQueues(t *testing.T) {
-	r, err := New[*testHost, any](Hooks{}, WithConcurrencyWeight(4), WithServerLoad(DefaultServerLoadInterval), WithTailTerm(0))
+	r, err := New[*testHost, any](Hooks{}, tailroute.WithConcurrencyWeight(4), tailroute.WithServerLoad(tailroute.DefaultServerLoadInterval), tailroute.WithTailTerm(0))
 	if !assert.NoError(t, err) {
 		return
 	}
 	const ms = 1e6
 	now := 10 * time.Second
-	fast := tracker.View{InFlight: 1, ResponseTime: 5 * ms, ServiceTime: 5 * ms, Workers: 4}
-	slow := tracker.View{ResponseTime: 20 * ms, ServiceTime: 20 * ms, Workers: 4}
+	fast := track.View{InFlight: 1, ResponseTime: 5 * ms, ServiceTime: 5 * ms, Workers: 4}
+	slow := track.View{ResponseTime: 20 * ms, ServiceTime: 20 * ms, Workers: 4}
 	assert.Greater(t, r.score(fast, now), r.score(slow, now), "no poll yet: w = 4")
 	for i := 0; i < 30; i++ {
 		r.queues.add("h", now, 1, 4, time.Second)
@@ -105,12 +106,12 @@ func TestTailTerm(t *testing.T) {
 	now := 10 * time.Second
 	for _, signal := range []struct {
 		name string
-		opts []Option
+		opts []tailroute.Option
 	}{
 		{"no signal", nil},
-		{"polled", []Option{WithServerLoad(DefaultServerLoadInterval)}},
+		{"polled", []tailroute.Option{tailroute.WithServerLoad(tailroute.DefaultServerLoadInterval)}},
 	} {
-		plain, err := New[*testHost, any](Hooks{}, append([]Option{WithTailTerm(0)}, signal.opts...)...)
+		plain, err := New[*testHost, any](Hooks{}, append([]tailroute.Option{tailroute.WithTailTerm(0)}, signal.opts...)...)
 		if !assert.NoError(t, err) {
 			return
 		}
@@ -118,10 +119,10 @@ func TestTailTerm(t *testing.T) {
 		if !assert.NoError(t, err) {
 			return
 		}
-		assert.Equal(t, float64(DefaultTailTerm), tail.Config().TailTerm(), signal.name)
-		assert.Equal(t, 0.0, plain.Config().TailTerm(), signal.name)
-		fast := tracker.View{InFlight: 1, ResponseTime: 5 * ms, ServiceTime: 5 * ms, Workers: 1}
-		slow := tracker.View{ResponseTime: 25 * ms, ServiceTime: 25 * ms, Workers: 1}
+		assert.Equal(t, float64(tailroute.DefaultTailTerm), tail.Config().TailTerm, signal.name)
+		assert.Equal(t, 0.0, plain.Config().TailTerm, signal.name)
+		fast := track.View{InFlight: 1, ResponseTime: 5 * ms, ServiceTime: 5 * ms, Workers: 1}
+		slow := track.View{ResponseTime: 25 * ms, ServiceTime: 25 * ms, Workers: 1}
 		assert.InDelta(t, plain.score(slow, now)+2*25*ms, tail.score(slow, now), 1, "%s: Psi_s + 2/mu_s", signal.name)
 		assert.Greater(t, plain.score(fast, now), plain.score(slow, now), "%s, k = 0: the idle slow replica first", signal.name)
 		assert.Less(t, tail.score(fast, now), tail.score(slow, now), "%s, k = 2: the fast replica with one in flight first", signal.name)

@@ -2,15 +2,15 @@ package promstats
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/tailroute/tailroute/stats"
+	"github.com/tailroute/tailroute"
 )
 
 // Source is what the collector reads: a *policy.Policy (gocql v1) or a
 // policy of github.com/tailroute/tailroute/apache/policy (the Apache
 // Cassandra Go driver v2). This package imports neither driver.
 type Source interface {
-	Stats() []stats.HostStats
-	Counters() stats.Counters
+	Stats() []tailroute.HostStats
+	Counters() tailroute.Counters
 }
 
 // Collector is a prometheus.Collector reading policy.Stats and

@@ -13,13 +13,14 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/policy"
 	"github.com/tailroute/tailroute/tracker"
 )
 
 func TestCollector(t *testing.T) {
 	clk := tracker.NewManualClock(time.Second)
-	p, err := policy.New(policy.WithClock(clk))
+	p, err := policy.New(tailroute.WithClock(clk))
 	require.NoError(t, err)
 	h := &gocql.HostInfo{}
 	h.SetConnectAddress(net.ParseIP("127.0.3.1"))

@@ -2,13 +2,13 @@ package promstats
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/tailroute/tailroute/stats"
+	"github.com/tailroute/tailroute"
 )
 
 // StatsSource is what a Collector reads: *speculative.Hedger (gocql v1)
 // and *apache/speculative.Hedger (v2) both are one; Stats is their
 // speculative.Stats. This package imports neither driver.
-type StatsSource interface{ Stats() stats.Hedging }
+type StatsSource interface{ Stats() tailroute.Hedging }
 
 // Collector is a prometheus.Collector reading a Hedger's Stats at
 // scrape time (no background goroutine, nothing on the request path).

@@ -11,6 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/speculative"
 )
 
@@ -19,7 +20,7 @@ type fixedSource time.Duration
 func (s fixedSource) LatencyQuantile(float64) (time.Duration, bool) { return time.Duration(s), true }
 
 func TestCollector(t *testing.T) {
-	h, err := speculative.New(speculative.WithSource(fixedSource(5 * time.Millisecond)))
+	h, err := speculative.New(tailroute.WithSource(fixedSource(5 * time.Millisecond)))
 	require.NoError(t, err)
 	p := h.Wrap(gocql.RoundRobinHostPolicy())
 	for i := 1; i <= 3; i++ {

@@ -1,0 +1,103 @@
+package tailroute
+
+import (
+	"time"
+
+	"github.com/tailroute/tailroute/internal/settings"
+	"github.com/tailroute/tailroute/tracker"
+)
+
+// Defaults of the routing options: what a policy does without the option.
+// Every option's doc names its default; TestDocDefaults checks the docs
+// against these constants.
+const (
+	DefaultStrategy            = C3
+	DefaultRateControl         = true
+	DefaultConcurrencyWeight   = 1.0 // w: this process is the only client
+	DefaultServerWorkers       = 1   // W_s: the paper's single-queue server
+	DefaultTailTerm            = 2.0 // k: a request's own service counted at 3/mu_s, the p95 of an exponential service time
+	DefaultBusyInFlight        = 10
+	DefaultBusyNoResponse      = 200 * time.Millisecond
+	DefaultStallFactor         = 4.0
+	DefaultStallMin            = 10 * time.Millisecond
+	DefaultMaxBackpressureWait = time.Millisecond
+	DefaultJitter              = 0.05
+	DefaultProbeProbability    = 0.01
+	DefaultProbeAfter          = time.Second
+	DefaultMaxCandidates       = 8
+	DefaultHealthTolerance     = 0.05
+	// DefaultServerLoadInterval is the interval suggested for
+	// WithServerLoad (polling is off by default): 4 polls per second per
+	// node and client session.
+	DefaultServerLoadInterval = 250 * time.Millisecond
+)
+
+// Defaults of the hedging options: what a Hedger does without the option.
+const (
+	DefaultQuantile        = 0.95                   // hedge after the p95 (The Tail at Scale)
+	DefaultMinDelay        = time.Millisecond       // about 2 network message delays (The Tail at Scale, tied requests)
+	DefaultMaxDelay        = 500 * time.Millisecond // upper clamp; also the delay while no estimate exists
+	DefaultRefreshInterval = 100 * time.Millisecond
+	DefaultBudgetFraction  = 0.05 // at most 5% of requests get a hedge
+	DefaultBudgetWindow    = 10 * time.Second
+	DefaultErrorHoldoff    = time.Second
+	// DefaultBurstHorizon is the short horizon over which hedges that
+	// fired are capped (WithBurstCap).
+	DefaultBurstHorizon = 200 * time.Millisecond
+	// DefaultBurstFactor is how many times the budget fraction the hedges
+	// of one horizon may reach: 3 lets ordinary hedging (about 70% of the
+	// budget, see the budget-pressure controller) through and stops a slow
+	// phase from spending seconds' worth of budget in one horizon.
+	DefaultBurstFactor = 3.0
+	// DefaultBurstFloor is how many hedges per horizon are always allowed,
+	// whatever the request rate.
+	DefaultBurstFloor = 2
+)
+
+// Limits of the options' allowed ranges that are not plain literals.
+const (
+	maxTailTerm           = 100
+	maxCandidates         = 16
+	minServerLoadInterval = 10 * time.Millisecond
+	maxServerLoadInterval = time.Minute
+)
+
+// defaults is every setting before any option.
+func defaults() settings.Set {
+	return settings.Set{
+		Route: settings.Route{
+			Strategy:       int(DefaultStrategy),
+			Weight:         DefaultConcurrencyWeight,
+			Workers:        DefaultServerWorkers,
+			BusyInFlight:   DefaultBusyInFlight,
+			BusyNoResponse: DefaultBusyNoResponse,
+			StallFactor:    DefaultStallFactor,
+			StallMin:       DefaultStallMin,
+			RateControl:    DefaultRateControl,
+			MaxWait:        DefaultMaxBackpressureWait,
+			Jitter:         DefaultJitter,
+			ProbeP:         DefaultProbeProbability,
+			ProbeAfter:     DefaultProbeAfter,
+			MaxCandidates:  DefaultMaxCandidates,
+			HealthTol:      DefaultHealthTolerance,
+			TailTerm:       DefaultTailTerm,
+			FeedbackQ:      settings.DefaultFeedbackQueueKey,
+			FeedbackST:     settings.DefaultFeedbackServiceTimeKey,
+		},
+		Hedge: settings.Hedge{
+			Quantile:     DefaultQuantile,
+			MinDelay:     DefaultMinDelay,
+			MaxDelay:     DefaultMaxDelay,
+			Refresh:      DefaultRefreshInterval,
+			Fraction:     DefaultBudgetFraction,
+			Window:       DefaultBudgetWindow,
+			ErrorHoldoff: DefaultErrorHoldoff,
+			BurstHorizon: DefaultBurstHorizon,
+			BurstFactor:  DefaultBurstFactor,
+			BurstFloor:   DefaultBurstFloor,
+			Clock:        tracker.SystemClock{},
+		},
+	}
+}
+
+func init() { settings.Defaults = defaults }

@@ -1,0 +1,239 @@
+// Package tailroute holds what both Cassandra driver adapters share: the
+// options (each declared here once), their defaults, the ranking
+// strategies, the snapshot types the policies and hedgers report, and the
+// specification of the routing engine. It imports no Cassandra driver.
+//
+// # Use
+//
+// Pick the adapter of your driver and configure it with the options of this
+// package:
+//
+//	import (
+//		"github.com/tailroute/tailroute"
+//		"github.com/tailroute/tailroute/policy"      // gocql v1.7.0
+//		"github.com/tailroute/tailroute/speculative" // optional hedging
+//	)
+//
+//	p, err := policy.New(tailroute.WithLocalDC("dc1")) // options validated here
+//	cluster := gocql.NewCluster(hosts...)
+//	err = policy.Wire(cluster, p)                      // policy + query/batch observers
+//	h, err := speculative.New(tailroute.WithSource(p)) // optional: budgeted hedging
+//	err = speculative.Wire(cluster, h)                 // after policy.Wire
+//	session, err := cluster.CreateSession()
+//	...
+//	err = p.Err() // problems found while serving (unknown local DC, shared policy)
+//
+// With the Apache Cassandra Go driver v2 the same lines use
+// github.com/tailroute/tailroute/apache/policy and
+// github.com/tailroute/tailroute/apache/speculative (where a hedged
+// execution is prepared with Hedger.Arm). With no option at all,
+// policy.New() gives the C3 strategy with every default below.
+//
+// The routing options (WithStrategy, WithLocalDC, WithTailTerm,
+// WithServerLoad, ...) are given to policy.New, the hedging options
+// (WithSource, WithBudget, WithBurstCap, ...) to speculative.New, and
+// WithClock to either; giving an option to the other kind is an error.
+// Every option's doc states its default (the Default* constants) and its
+// allowed range; a bad value is reported by New, naming the option, the
+// field, the value and the allowed range.
+//
+// A query is routed token-aware when the policy knows its partition: a
+// statement with bound ? markers (or a routing key set on the query) and
+// its keyspace (the session's, or a qualified table name). A query with
+// literal values is ranked over a sample of local hosts instead (counted as
+// Counters.Unrouted).
+//
+// # Query plan
+//
+// A plan (the driver's Pick) is the query's local replicas (Murmur3 token of
+// the routing key, replica placement of the keyspace's SimpleStrategy or
+// NetworkTopologyStrategy) ranked by the strategy, then the remote replicas
+// (only WithRemoteDCs), then the remaining local hosts, then the remaining
+// remote hosts (only WithRemoteDCs), from a random start. Down hosts are
+// skipped. Without token information (no routing key, unknown keyspace,
+// partitioner other than Murmur3) a random sample of up to MaxCandidates
+// local hosts is ranked instead of the replicas.
+//
+// Strategies. C3 (the default): health first (see Health), then by score
+// (see The C3 score), busy hosts last while a majority of the replicas is
+// healthy (WithBusy), recovery probes first (WithProbe), then the rate rule
+// (see Rate control). P2C: health first, then the DataStax drivers' power of
+// two random choices on in-flight counts, busy hosts last, probes as for C3.
+// RoundRobin: rotation over the replicas, the baseline.
+//
+// # The C3 score
+//
+// C3 (Suresh et al., NSDI'15) ranks host s by
+//
+//	Psi_s = R_s - 1/mu_s + qeff_s^3/mu_s + k/mu_s
+//	qhat_s = 1 + os_s*w + q_s
+//	qeff_s = 1 + (qhat_s - 1)/W_s
+//
+// where R_s is the EWMA of the host's response times as this client sees
+// them, 1/mu_s the EWMA of its service time, q_s the EWMA of its queue
+// length, os_s the requests this client has in flight on it, w the
+// concurrency weight (WithConcurrencyWeight), W_s the requests the host
+// serves at once and k the tail term (WithTailTerm). Without a server
+// signal (no polled server load) 1/mu_s is R_s (the whole response time is
+// taken as service time) and q_s is 0, so Psi_s = R_s*(qeff_s^3 + k). A host
+// without samples is scored with the cluster-wide R EWMA. Every score is
+// multiplied by 1 + jitter*u, u uniform in [-1,1), before sorting
+// (WithJitter); exact ties are broken at random.
+//
+// W_s workers. The paper models each server as one queue: a request waits
+// one service time for each of the qhat_s - 1 requests ahead of it. A
+// Cassandra read stage serves W_s requests at once (concurrent_reads;
+// active_tasks_limit in system_views.thread_pools), so the queue ahead
+// drains W_s times as fast: qeff_s (W_s = 1 is the paper's score). The
+// estimate stays pessimistic (all workers assumed busy), so every request
+// in flight still costs something and a client still spreads its requests.
+// W_s comes from each host's polled active_tasks_limit (WithServerLoad),
+// else from WithServerWorkers (default 1): without a signal the client
+// cannot tell a node's real parallelism, and an assumed W_s above it
+// removes the queue penalty that makes C3 leave a node whose requests pile
+// up. W_s counts only while the node answers: once it has owed responses
+// for a silence longer than its R_s, W_s is scaled by R_s/silence (never
+// below 1), so a paused node is scored as a single queue within a few R_s.
+//
+// The tail term. Psi_s without k estimates a request's mean response time;
+// k/mu_s makes it a tail estimate: a host's service time spreads in
+// proportion to its mean (for an exponential service time 3/mu_s is the
+// 95th percentile, hence the default k = 2), so at equal Psi_s the host with
+// the longer 1/mu_s has the longer tail. With W_s = 1 and w = 1, one request
+// in flight on a 5 ms replica scores 5*(8+2) = 50 ms, ahead of an idle 25 ms
+// replica (25*3 = 75 ms; without the term 40 ms against 25 ms), and two in
+// flight (5*29 = 145 ms) still lose to it. The cube of a queue outgrows k
+// quickly, so the term decides only between short queues; with w > 1 or
+// long queues the order is the paper's. k = 0 is the paper's score.
+//
+// The concurrency weight. w is the number of clients in the paper
+// (default 1: this process is the only client). With WithServerLoad the
+// weight in force is
+//
+//	w_eff = min(w, max(1, Qmax))
+//
+// where Qmax is the longest smoothed polled queue (pending + active of
+// ReadStage and MutationStage) over the hosts: each host's queue is
+// smoothed from w, quick to rise (half way to a longer queue at once) and
+// slow to fall (a fifth of the way to a shorter one per poll). Under load
+// w stands; at low load a request in flight on a fast host no longer counts
+// as w of them. A host silent for longer than its R_s keeps R_s/silence of
+// w - w_eff, so a paused host's requests in flight count as w again within
+// a few R_s. A host's queue counts while its latest poll is at most 6
+// intervals old; without any, w again.
+//
+// # Health
+//
+// The success-prioritized fallback cascade (WithHealthTolerance): a replica
+// whose rolling success rate is below best*(1-tolerance), best the
+// healthiest candidate's, stays a first choice only with probability
+// (rate/best)^3 and is otherwise ranked behind every healthier replica,
+// whatever its score or in-flight count (C3 and P2C). Next to two healthy
+// replicas, one failing half of its requests is a first choice in about 6%
+// of picks, one failing all only through probes. The score itself ignores
+// health. What an error's latency contributes, by kind:
+//
+//	Overloaded, Unavailable, other server  failure; answered at once, so the
+//	  errors                               latency is ignored unless above R_s
+//	read/write timeout (after the server   failure; the latency is above R_s
+//	  waited)                              and raises it
+//	client timeout                         lost; raises R_s (latency >= timeout)
+//	broken or refused connection           lost; at once, ignored
+//
+// An error's latency is a lower bound of what a success would have taken: it
+// moves R_s only upward, so fast failures never make a host look fast.
+// Recovery: three failures in a row make a host failing now, and the first
+// success after them healthy again (the streak rule of package tracker); a
+// host ranked last for failing is probed once per ProbeAfter per client
+// (WithProbe), so one that stops failing is a first choice again within
+// ProbeAfter. A host that fails only part of its requests recovers as its
+// rolling success buckets (6 of tracker.Config.HealthBucket) fill with
+// successes. After a slow spell R_s weighs a sample by the age of the
+// estimate (tracker.Config.AgeDecay), and no sample counts above
+// tracker.Config.SampleCap times R_s, so the late answers of a stall do not
+// keep a host avoided once it answers normally again.
+//
+// # Rate control
+//
+// C3's Algorithm 1 with CUBIC per-host rate control (Algorithm 2,
+// tracker.RateConfig): the first ranked replica within its sending rate
+// gets the request; when every eligible replica is over its rate the
+// request waits for the next rate window, at most MaxBackpressureWait, and
+// is then sent to the best replica anyway (WithMaxBackpressureWait; never
+// dropped). Two departures from the paper: a stalled host (one that owes
+// responses and has been silent for max(StallMin, StallFactor*R_s),
+// WithStall) is never "within rate", since its rate only adapts when
+// responses return; and the multiplicative decrease of Algorithm 2 applies
+// only while the client sends at its full rate, since below it the receive
+// rate measures the client's own demand.
+//
+// # Server load
+//
+// With WithServerLoad(interval) the policy reads, for every up host, that
+// host's own rows of the node-local virtual table (Cassandra 4.0+)
+//
+//	SELECT name, active_tasks, active_tasks_limit, pending_tasks, completed_tasks FROM system_views.thread_pools
+//
+// through the application's session, at consistency ONE, without retries,
+// with a timeout of one interval, routed to that host itself. Polls are
+// never measured, never counted in os_s and never passed to the tracker as
+// user traffic; query observers can skip them with the adapters'
+// IsServerLoadPoll. Each host is polled on its own schedule, every interval
+// times a random factor in [0.8, 1.2), so the hosts' polls do not line up.
+// Cost: one query per host per interval from each client session (4/s per
+// node at DefaultServerLoadInterval), answered from memory by the node.
+//
+// From each sample, over ReadStage and MutationStage:
+//
+//	q_s    = pending + active - w*os_s   (qhat_s already counts w*os_s, os_s
+//	                                      this client's requests on the host
+//	                                      while the poll ran, w = w_eff)
+//	1/mu_s = mean(active) / X            (Little's law on the workers: X the
+//	                                      completed-task rate between two
+//	                                      samples, mean(active) the busy
+//	                                      workers of both; skipped when
+//	                                      nothing completed or no worker
+//	                                      was seen busy)
+//	W_s    = active_tasks_limit of ReadStage (of MutationStage without a
+//	                                      ReadStage row); 0 (null), negative
+//	                                      or above 65536 is ignored
+//
+// W_s is the node's configuration, not its load: it is used for every host
+// that reported one, whatever the sample's age. A completed count lower
+// than the previous sample's (the node restarted) gives no rate: the sample
+// becomes the new baseline. Each sample is stamped with the midpoint of its
+// poll and counts in full for 1.5 intervals; after that it fades and is
+// dropped after 6 intervals, so a host whose polls stop falls back to the
+// client-side estimates (q_s = 0, 1/mu_s = R_s). A sample is used only for
+// a host the client does not measure itself (nothing observed since the
+// sample, nothing outstanding, no response for 1.5 intervals), and a polled
+// 1/mu_s only when above R_s (then R_s is raised to it): on a host the
+// client uses, its own latencies and os_s are fresher. A host that answers
+// Invalid or Unauthorized (no system_views, or no SELECT on it) is logged
+// once and not polled again; a poll that fails otherwise is dropped and the
+// host polled again at the next interval. User queries never wait for a
+// poll and never see its errors.
+//
+// # Signals
+//
+//	host handed out                 os_s += 1; one token of the host's sending rate
+//	attempt marked (first Mark)     os_s -= 1, exactly once per hand-out
+//	query/batch observer (Wire)     the measurement: each attempt's latency and
+//	                                real error -> R_s, latency histograms,
+//	                                success buckets, last-response time,
+//	                                receive rate, Algorithm 2. Cancelled
+//	                                attempts (context done, hedge losers) are
+//	                                orphans: the host still serves them, so
+//	                                they count with os_s until the host
+//	                                answers a later request
+//	Mark without Wire               the measurement, from the plan's own timing
+//	WithServerLoad                  q_s, 1/mu_s and W_s as above
+//	host down / up                  skipped / clean slate (statistics reset)
+//
+// # Hedging
+//
+// The speculative packages hedge an idempotent execution once it has been
+// outstanding for the WithQuantile quantile of recent latencies (The Tail
+// at Scale), clamped by WithDelayBounds, within a budget (WithBudget) and a
+// burst cap (WithBurstCap); see package speculative.
+package tailroute

@@ -1,0 +1,148 @@
+package track
+
+import (
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/tailroute/tailroute/tracker"
+)
+
+// serverLoad is the latest server-load sample of a host (polled from the
+// server, e.g. Cassandra's system_views.thread_pools): q_s at the sample
+// time, a smoothed 1/mu_s, the sample time and how long it stays fresh.
+type serverLoad struct {
+	queue atomic.Uint64 // q_s, float64 bits
+	svc   ewma          // 1/mu_s, nanoseconds
+	at    atomic.Int64  // clock time of the latest sample; 0 = none
+	fresh atomic.Int64  // age up to which a sample counts in full
+	seen  atomic.Uint64 // the host's observed attempts (Host.samples) at the sample
+	// workers is W_s, the requests the server serves at once (polled
+	// active_tasks_limit); 0 = unknown.
+	workers atomic.Int64
+}
+
+// serverLoadAlpha smooths successive 1/mu_s estimates: each is a rate over
+// one poll interval, noisy at low load; about five samples make the mean.
+const serverLoadAlpha = 0.3
+
+// ServerLoad records a server-load sample taken at clock time at: the
+// host's queue (q_s: requests waiting or in service that this client does
+// not count in os_s) and, when serviceTime > 0, its mean service time per
+// request (1/mu_s, smoothed by EWMA; 0 keeps the previous estimate). A
+// sample counts in full up to the age fresh (normally a little more than
+// the poll interval) and then fades (see ServerLoadWeight). Payload
+// feedback (Feedback), when present, takes precedence.
+func (h *Host) ServerLoad(at time.Duration, queue float64, serviceTime, fresh time.Duration) {
+	if queue < 0 || math.IsNaN(queue) {
+		queue = 0
+	}
+	if fresh <= 0 {
+		fresh = time.Nanosecond
+	}
+	h.load.queue.Store(math.Float64bits(queue))
+	if serviceTime > 0 {
+		h.load.svc.add(float64(serviceTime), serverLoadAlpha)
+	}
+	h.load.fresh.Store(int64(fresh))
+	h.load.seen.Store(h.samples.Load())
+	if at <= 0 {
+		at = 1 // 0 means "no sample"
+	}
+	h.load.at.Store(int64(at))
+}
+
+// ServerWorkers records W_s, the number of requests the server serves at
+// once (Cassandra: active_tasks_limit of the read stage in
+// system_views.thread_pools, concurrent_reads in cassandra.yaml). View
+// reports it as View.Workers whatever the age of the load sample: it is
+// the server's configuration, not its load. A value outside
+// 1..MaxServerWorkers (0, negative, garbage) is ignored and keeps the
+// previous one.
+func (h *Host) ServerWorkers(n int64) {
+	if n < 1 || n > tracker.MaxServerWorkers {
+		return
+	}
+	h.load.workers.Store(n)
+}
+
+func (l *serverLoad) reset() {
+	l.workers.Store(0)
+	l.at.Store(0)
+	l.svc.reset()
+	l.queue.Store(0)
+}
+
+// ServerLoadWeight is the weight a server-load sample of age age keeps in
+// the ranking when samples count in full up to fresh: 1 up to fresh, then
+// exp(-(age-fresh)/fresh), and 0 from 4*fresh on (the weight has fallen
+// below 5 %: the sample is dropped).
+//
+// View uses a sample only for a host the client does not measure itself:
+// no attempt observed since the sample, none outstanding and no response
+// within fresh (a host it avoids or has left idle). On a host it uses, its
+// own latencies and os_s are fresher, so a stale sample never outweighs
+// fresh latency data. View blends the sample
+// into the client's estimates with this weight w: q_s = w * q_sample and,
+// when svc_sample > R_s, 1/mu_s = R_s + w * (svc_sample - R_s) with R_s
+// raised to it (a response takes at least its service time); else 1/mu_s =
+// R_s as without a sample. Below a weight of 0.01 the sample is ignored.
+func ServerLoadWeight(age, fresh time.Duration) float64 {
+	if fresh <= 0 {
+		return 0
+	}
+	if age <= fresh {
+		return 1
+	}
+	if age >= 4*fresh {
+		return 0
+	}
+	return math.Exp(-float64(age-fresh) / float64(fresh))
+}
+
+// minServerLoadWeight: below it a sample is dropped.
+const minServerLoadWeight = 0.01
+
+// floorResponseTime raises R_s to the server's 1/mu_s: a response takes at
+// least its service time, so an R_s below it is out of date (forgotten
+// toward the other hosts' mean while the host was idle, or measured before
+// the host slowed down). Without the floor an idle slow host scores as a
+// fast one (with qhat = 1, Psi_s = R_s whatever mu_s is).
+func floorResponseTime(v *View) {
+	if v.ServiceTime > v.ResponseTime {
+		v.ResponseTime = v.ServiceTime
+	}
+}
+
+// applyServerLoad blends the server-load sample into v (no payload
+// feedback) and reports whether it applied.
+func (h *Host) applyServerLoad(v *View, now time.Duration) bool {
+	at := h.load.at.Load()
+	if at == 0 {
+		return false
+	}
+	age := now - time.Duration(at)
+	if age < 0 {
+		age = 0
+	}
+	fresh := time.Duration(h.load.fresh.Load())
+	w := ServerLoadWeight(age, fresh)
+	if h.samples.Load() != h.load.seen.Load() || v.InFlight > 0 || v.SinceResponse < fresh {
+		// The client measures the host itself (a response since the
+		// sample or within the sample's fresh period, or requests
+		// outstanding): its own latencies and os_s are fresher.
+		return false
+	}
+	if w < minServerLoadWeight {
+		return false
+	}
+	v.ServerLoadAge, v.ServerLoadWeight = age, w
+	v.QueueSize = w * math.Float64frombits(h.load.queue.Load())
+	if s, ok := h.load.svc.get(); ok && s > v.ServiceTime {
+		// Only above R_s: a polled 1/mu_s below it would make the host
+		// look faster than its latencies said (C3's R_s - 1/mu_s +
+		// qhat^3/mu_s).
+		v.ServiceTime += w * (s - v.ServiceTime)
+	}
+	return true
+}

@@ -1,0 +1,306 @@
+package tailroute
+
+import (
+	"time"
+
+	"github.com/tailroute/tailroute/internal/settings"
+	"github.com/tailroute/tailroute/tracker"
+)
+
+// Option configures a policy (the routing options, given to policy.New of
+// either driver) or a Hedger (the hedging options, given to
+// speculative.New of either driver); WithClock configures both. Options
+// are validated once, by New: every bad value is reported, joined in one
+// error, each naming the option, the field, the value and the allowed
+// range; an option of the other kind is an error too.
+type Option func(*settings.Set)
+
+// route returns a routing option named name.
+func route(name string, f func(s *settings.Set)) Option {
+	return func(s *settings.Set) { s.Touch(settings.Routing, name); f(s) }
+}
+
+// WithStrategy selects the ranking strategy; default C3.
+func WithStrategy(st Strategy) Option {
+	return route("WithStrategy", func(s *settings.Set) {
+		if st < C3 || st > RoundRobin {
+			s.Fail(settings.Routing, "WithStrategy: Strategy = %d, allowed C3 (0), P2C (1), RoundRobin (2)", int(st))
+			return
+		}
+		s.Route.Strategy = int(st)
+	})
+}
+
+// WithLocalDC names the local data center; default "" (every host is local,
+// as with the driver's RoundRobinHostPolicy). Replicas in the local DC are
+// always tried first.
+//
+// A name that no host's data center matches is not an error at New (the
+// hosts are not known yet) but is reported once the session lists its
+// hosts: the policy logs it (through the Logger of the ClusterConfig given
+// to Wire, else the driver's default logger), the policy's Err returns it,
+// and the policy falls back rather than returning no hosts: to the one data
+// center whose name differs only in case ("DC1" for "dc1"), else to every
+// host as local, as the drivers' DC-aware policy keeps serving remote hosts
+// when it has no local one. The fallback ends when a host of the named data
+// center appears.
+func WithLocalDC(dc string) Option {
+	return route("WithLocalDC", func(s *settings.Set) { s.Route.LocalDC = dc })
+}
+
+// WithRemoteDCs allows hosts outside the local DC; default false (remote hosts
+// are never returned when a local DC is set). When true, remote replicas come
+// after the local replicas, then the remaining local hosts, then the remaining
+// remote hosts.
+func WithRemoteDCs(allow bool) Option {
+	return route("WithRemoteDCs", func(s *settings.Set) { s.Route.RemoteDCs = allow })
+}
+
+// WithConcurrencyWeight sets w, the concurrency-compensation weight of C3's
+// queue estimate qhat_s = 1 + os_s*w + q_s. The paper sets it to the number
+// of clients; the default 1 assumes this process is the only client (set it
+// to the number of application instances sharing the cluster). With
+// WithServerLoad the weight in force is min(w, max(1, Qmax)) (see "The
+// concurrency weight" in the package doc). Allowed 0..1e6.
+func WithConcurrencyWeight(w float64) Option {
+	return route("WithConcurrencyWeight", func(s *settings.Set) {
+		if !(w >= 0 && w <= 1e6) {
+			s.Fail(settings.Routing, "WithConcurrencyWeight: ConcurrencyWeight = %v, allowed 0..1e6", w)
+			return
+		}
+		s.Route.Weight = w
+	})
+}
+
+// WithServerWorkers sets W_s, the reads a node serves at once, for hosts
+// whose own count is unknown; default 1. C3's score drains the queue
+// estimate with W_s workers (see "The C3 score" in the package doc). With
+// WithServerLoad each host's polled active_tasks_limit of its read stage
+// takes precedence. A W_s larger than what a node really serves in parallel
+// weakens the queue penalty that makes C3 leave a node as its requests pile
+// up, and a client cannot tell the two apart without a signal (Cassandra's
+// concurrent_reads defaults to 32, but how many reads a node really serves
+// at once depends on its cores and disks), so set it only when known and
+// the same on every node. Allowed 1..65536.
+func WithServerWorkers(n int) Option {
+	return route("WithServerWorkers", func(s *settings.Set) {
+		if n < 1 || n > tracker.MaxServerWorkers {
+			s.Fail(settings.Routing, "WithServerWorkers: ServerWorkers = %d, allowed 1..%d", n, tracker.MaxServerWorkers)
+			return
+		}
+		s.Route.Workers = float64(n)
+	})
+}
+
+// WithTailTerm sets k, the service times added to C3's score: Psi_s +
+// k/mu_s, a tail estimate rather than a mean (see "The tail term" in the
+// package doc). Default 2; 0 is the paper's score. Allowed 0..100.
+func WithTailTerm(k float64) Option {
+	return route("WithTailTerm", func(s *settings.Set) {
+		if !(k >= 0 && k <= maxTailTerm) {
+			s.Fail(settings.Routing, "WithTailTerm: TailTerm = %v, allowed 0..%d", k, maxTailTerm)
+			return
+		}
+		s.Route.TailTerm = k
+	})
+}
+
+// WithBusy sets the busy-node rule (DataStax): a host with at least
+// minInFlight requests in flight and no response for noResponse is put last
+// while a strict majority of the replicas is healthy; it stays in the plan
+// for retries and speculative attempts. Default 10 and 200ms. Allowed
+// minInFlight 1..1e6, noResponse 1ms..1m.
+func WithBusy(minInFlight int, noResponse time.Duration) Option {
+	return route("WithBusy", func(s *settings.Set) {
+		if minInFlight < 1 || minInFlight > 1e6 {
+			s.Fail(settings.Routing, "WithBusy: BusyInFlight = %d, allowed 1..1000000", minInFlight)
+			return
+		}
+		if noResponse < time.Millisecond || noResponse > time.Minute {
+			s.Fail(settings.Routing, "WithBusy: BusyNoResponse = %v, allowed 1ms..1m", noResponse)
+			return
+		}
+		s.Route.BusyInFlight, s.Route.BusyNoResponse = minInFlight, noResponse
+	})
+}
+
+// WithStall sets when C3 considers a host stalled: it owes responses and has
+// given none for max(min, factor*R_s) (R_s is the host's response-time
+// EWMA). A stalled host never counts as "within rate", so the rate limiter
+// of Algorithm 1 cannot promote it over better-ranked replicas that are
+// momentarily over their rate (its own rate only adapts when responses come
+// back, so a frozen host would otherwise look like spare capacity). The
+// outstanding requests already raise its score through os_s. Default
+// factor 4 and min 10ms. Allowed factor 1..1000, min 1ms..1m.
+func WithStall(factor float64, min time.Duration) Option {
+	return route("WithStall", func(s *settings.Set) {
+		if !(factor >= 1 && factor <= 1000) {
+			s.Fail(settings.Routing, "WithStall: StallFactor = %v, allowed 1..1000", factor)
+			return
+		}
+		if min < time.Millisecond || min > time.Minute {
+			s.Fail(settings.Routing, "WithStall: StallMin = %v, allowed 1ms..1m", min)
+			return
+		}
+		s.Route.StallFactor, s.Route.StallMin = factor, min
+	})
+}
+
+// WithRateControl enables or disables C3's per-host CUBIC rate control and
+// backpressure; default true (it applies to the C3 strategy only).
+func WithRateControl(enabled bool) Option {
+	return route("WithRateControl", func(s *settings.Set) { s.Route.RateControl = enabled })
+}
+
+// WithRate sets the CUBIC parameters; zero fields keep their defaults (see
+// tracker.RateConfig for the defaults and the allowed ranges).
+func WithRate(rc tracker.RateConfig) Option {
+	return route("WithRate", func(s *settings.Set) { s.Route.Tracker.Rate = rc })
+}
+
+// WithMaxBackpressureWait bounds the backpressure of Algorithm 1: when every
+// eligible replica is over its sending rate the request waits for the next
+// rate window, at most d, and is then sent to the best replica anyway (never
+// dropped, never blocked longer). Default 1ms; 0 never waits. Allowed 0..1s.
+func WithMaxBackpressureWait(d time.Duration) Option {
+	return route("WithMaxBackpressureWait", func(s *settings.Set) {
+		if d < 0 || d > time.Second {
+			s.Fail(settings.Routing, "WithMaxBackpressureWait: MaxBackpressureWait = %v, allowed 0..1s", d)
+			return
+		}
+		s.Route.MaxWait = d
+	})
+}
+
+// WithJitter sets the herd-protection jitter of C3: every score is multiplied
+// by 1 + jitter*u, u uniform in [-1,1), before sorting (exact ties are always
+// broken at random). Default 0.05. Allowed 0..0.5.
+func WithJitter(f float64) Option {
+	return route("WithJitter", func(s *settings.Set) {
+		if !(f >= 0 && f <= 0.5) {
+			s.Fail(settings.Routing, "WithJitter: Jitter = %v, allowed 0..0.5", f)
+			return
+		}
+		s.Route.Jitter = f
+	})
+}
+
+// WithProbe sets recovery probing (C3 and P2C). With probability p a request
+// goes first to a replica that has not responded for at least after and has
+// nothing outstanding (a host that ranks last never gets fresh measurements
+// otherwise; a host that still owes responses will be measured when they
+// return, so probing it would only add requests to a stall). A replica
+// ranked last for its health (WithHealthTolerance) is probed by time
+// instead: when it has nothing outstanding and neither a probe nor any
+// other attempt went to it for `after`, the request goes to it first, i.e.
+// at most one probe per failing host per `after` per client, whatever the
+// load: the probe share of a client falls as its load grows, and a host
+// that recovers is tried again within `after` (its first success makes it
+// healthy again). A shorter `after` finds a recovered host sooner at the
+// cost of more attempts to one that still fails. p = 0 turns both off.
+// Default 0.01 and 1s. Allowed p 0..1, after 1ms..1h.
+func WithProbe(p float64, after time.Duration) Option {
+	return route("WithProbe", func(s *settings.Set) {
+		if !(p >= 0 && p <= 1) {
+			s.Fail(settings.Routing, "WithProbe: ProbeProbability = %v, allowed 0..1", p)
+			return
+		}
+		if after < time.Millisecond || after > time.Hour {
+			s.Fail(settings.Routing, "WithProbe: ProbeAfter = %v, allowed 1ms..1h", after)
+			return
+		}
+		s.Route.ProbeP, s.Route.ProbeAfter = p, after
+	})
+}
+
+// WithMaxCandidates sets how many hosts are ranked for a request without
+// token information (no routing key, unknown keyspace): a random sample of
+// this many local hosts is ranked, the rest follow as fallback. Default 8.
+// Allowed 1..16.
+func WithMaxCandidates(n int) Option {
+	return route("WithMaxCandidates", func(s *settings.Set) {
+		if n < 1 || n > maxCandidates {
+			s.Fail(settings.Routing, "WithMaxCandidates: MaxCandidates = %d, allowed 1..%d", n, maxCandidates)
+			return
+		}
+		s.Route.MaxCandidates = n
+	})
+}
+
+// WithHealthTolerance sets how much less healthy than the healthiest
+// candidate a replica may be before health, not speed, decides its place
+// (see "Health" in the package doc): a replica whose rolling success rate
+// is below best*(1-tolerance) stays a first choice only with probability
+// (rate/best)^3 and is otherwise ranked behind every healthier replica
+// (C3 and P2C; RoundRobin ignores health). Default 0.05; 1 turns the rule
+// off. Allowed 0..1.
+func WithHealthTolerance(tolerance float64) Option {
+	return route("WithHealthTolerance", func(s *settings.Set) {
+		if !(tolerance >= 0 && tolerance <= 1) {
+			s.Fail(settings.Routing, "WithHealthTolerance: HealthTolerance = %v, allowed 0..1", tolerance)
+			return
+		}
+		s.Route.HealthTol = tolerance
+	})
+}
+
+// WithServerLoad turns on server-load polling every interval: q_s, 1/mu_s
+// and W_s of C3's score come from each host's system_views.thread_pools
+// (Cassandra 4.0+; see "Server load" in the package doc). Off by default;
+// DefaultServerLoadInterval is the suggested interval. Allowed 10ms..1m.
+func WithServerLoad(interval time.Duration) Option {
+	return route("WithServerLoad", func(s *settings.Set) {
+		if interval < minServerLoadInterval || interval > maxServerLoadInterval {
+			s.Fail(settings.Routing, "WithServerLoad: ServerLoadInterval = %v, allowed %v..%v", interval, minServerLoadInterval, maxServerLoadInterval)
+			return
+		}
+		s.Route.ServerLoad = interval
+	})
+}
+
+// WithTracker sets the tracker configuration (clock, EWMA alpha, windows;
+// see tracker.Config). A zero Clock or Rate in tc keeps what WithClock or
+// WithRate set, in whatever order the options are given.
+func WithTracker(tc tracker.Config) Option {
+	return route("WithTracker", func(s *settings.Set) {
+		if tc.Clock == nil {
+			tc.Clock = s.Route.Tracker.Clock
+		}
+		if tc.Rate == (tracker.RateConfig{}) {
+			tc.Rate = s.Route.Tracker.Rate
+		}
+		s.Route.Tracker = tc
+	})
+}
+
+// WithDriverSpeculation says that queries may carry the driver's own
+// SpeculativeExecutionPolicy (set with Query.SetSpeculativeExecutionPolicy
+// rather than through speculative.Wire). The driver can then start a
+// speculative attempt after the execution's first Mark(nil), if its timer
+// fires just as the first result arrives; the per-query state of
+// idempotent executions is then not pooled but left to the garbage
+// collector (one allocation per idempotent Pick), so such a late call can
+// never reach a state that serves another execution. Default false: the
+// state is pooled, which speculative.Wire's hedging is safe with, since it
+// never asks a plan again after a Mark(nil); the policy turns pooling of
+// idempotent states off by itself at the first late call it sees, so the
+// option only closes the window before that call.
+func WithDriverSpeculation(on bool) Option {
+	return route("WithDriverSpeculation", func(s *settings.Set) { s.Route.DriverSpec = on })
+}
+
+// WithClock sets the clock of a policy's tracker or of a Hedger (give both
+// the same clock to keep them on one time line); default
+// tracker.SystemClock. The server-load poller's schedule follows it too
+// when it makes timers (tracker.TimerClock). Tests use tracker.ManualClock.
+func WithClock(clk tracker.Clock) Option {
+	return func(s *settings.Set) {
+		s.Touch(settings.Routing|settings.Hedging, "WithClock")
+		if settings.IsNil(clk) {
+			s.Fail(settings.Routing|settings.Hedging, "WithClock: Clock = nil, want a non-nil tracker.Clock")
+			return
+		}
+		s.Route.Tracker.Clock = clk
+		s.Hedge.Clock = clk
+	}
+}

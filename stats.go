@@ -1,0 +1,124 @@
+// Snapshots the policies and hedgers of both adapters report: HostStats
+// (one host as the policy sees it), Counters (cumulative policy events),
+// ServerLoadCounters (server-load polling) and Hedging (a Hedger's
+// counters). Code that consumes them (dashboards, policy/promstats,
+// speculative/promstats) serves either driver.
+
+package tailroute
+
+import (
+	"time"
+
+	"github.com/tailroute/tailroute/tracker"
+)
+
+// HostStats is a snapshot of one host as the policy sees it: the tracker's
+// measurements (tracker.HostSnapshot: os_s, R_s, q_s, 1/mu_s, rates,
+// success rate, latency quantiles and totals) and the policy's verdicts at
+// the time of the snapshot.
+type HostStats struct {
+	tracker.HostSnapshot
+	Address string // connect address and port
+	DC      string
+	Rack    string
+	Up      bool
+	Local   bool // in the local data center (see the adapters' WithLocalDC)
+	// Score is the host's C3 score (Psi_s plus the tail term k/mu_s, in
+	// nanoseconds) at the time of the snapshot, whatever the strategy.
+	Score float64
+	// Busy is the DataStax busy-node condition at the time of the snapshot.
+	Busy bool
+	// WithinRate reports whether the host is within its sending rate now.
+	WithinRate bool
+	// Stalled reports that the host owes responses and has given none for
+	// longer than the stall threshold (see the adapters' WithStall): the
+	// rate limiter does not promote it.
+	Stalled bool
+}
+
+// Counters are cumulative policy events.
+type Counters struct {
+	BackpressureWaits uint64 // requests that waited because every eligible replica was over its rate
+	SentOverRate      uint64 // requests sent to the best replica although over its rate (after the bounded wait)
+	Probes            uint64 // requests sent first to a stale replica (recovery probing)
+	Demoted           uint64 // replicas ranked last for being materially less healthy than the best (WithHealthTolerance), summed over picks
+	Abandoned         uint64 // hand-outs the driver skipped without Mark (ended without measurement)
+	Unrouted          uint64 // picks without token information (ranked over a sample of local hosts)
+}
+
+// ServerLoadCounters are the cumulative counters of server-load polling
+// (the adapters' WithServerLoad); zero without polling.
+type ServerLoadCounters struct {
+	Polls    uint64   // poll queries sent
+	Failures uint64   // polls that failed or timed out
+	Samples  uint64   // samples recorded
+	Skipped  []string // hosts not polled (no system_views.thread_pools, not allowed), by host ID
+	// QueueMax is Qmax, the longest of the polled hosts' smoothed queues
+	// (pending + active), and Weight the concurrency weight in force,
+	// min(w, max(1, Qmax)) (package doc, "The concurrency weight").
+	QueueMax float64
+	Weight   float64
+}
+
+// Hedging is a snapshot of a Hedger's counters since it was created
+// (speculative.Hedger.Stats and the v2 adapter's): what the budget, the
+// burst cap and the host count let through, and how the hedges that fired
+// ended.
+type Hedging struct {
+	Executions   uint64        // query executions seen by the wrapped policy (Pick calls)
+	Eligible     uint64        // of those, idempotent and not opted out with Disable
+	Armed        uint64        // of those, allowed to hedge (a budget token was reserved)
+	Hedges       uint64        // hedges that actually fired (extra attempts sent)
+	Won          uint64        // fired hedges whose attempt was the execution's first success
+	Lost         uint64        // fired hedges beaten by a success of an earlier attempt
+	InFlight     int64         // hedges fired whose attempt has not ended yet
+	BudgetDenied uint64        // eligible executions not armed because the budget was spent
+	BurstDenied  uint64        // eligible executions not armed by the burst cap (WithBurstCap)
+	BurstLifted  uint64        // eligible executions over the burst cap, armed because a host was stalled
+	TooFewHosts  uint64        // eligible executions not armed: fewer than 2 hosts up
+	Queueing     uint64        // eligible executions not armed by the load rule: every host with a known W_s has all its workers taken
+	TargetSlow   uint64        // eligible executions not armed by the load rule: the hedge's host is expected to take longer than the first attempt has already waited when the hedge fires (TargetWait > Delay)
+	Losing       uint64        // eligible executions not armed: the budget, shrunk because hedges mostly lose (BudgetScale < 1), was spent
+	NoTarget     uint64        // hedges that fired but found no host left (see package speculative)
+	Unreserved   uint64        // hedges that fired after their reservation was released (see package speculative)
+	Delay        time.Duration // current hedge delay
+	Quantile     float64       // quantile the delay follows now (>= the configured one under budget pressure)
+	// Load rule inputs now: the expected response time of the host a
+	// hedge would go to (compared with Delay), and the share of the
+	// budget the loss record leaves (1 while hedges win at least half of
+	// the time).
+	TargetWait  time.Duration
+	BudgetScale float64
+	// Budget window: requests and hedges counted in the sliding window,
+	// and reservations currently held.
+	WindowRequests, WindowHedges uint64
+	Reserved                     int64
+}
+
+// Suppression is a count of eligible executions not armed, for one reason.
+type Suppression struct {
+	Reason string // the Prometheus label value and report key: budget, losing, burst, queueing, target_slow, too_few_hosts
+	N      uint64
+}
+
+// Suppressed returns the eligible executions not armed, by reason, in a
+// fixed order (the one place the reasons are named).
+func (s Hedging) Suppressed() [6]Suppression {
+	return [6]Suppression{
+		{"budget", s.BudgetDenied},
+		{"losing", s.Losing},
+		{"burst", s.BurstDenied},
+		{"queueing", s.Queueing},
+		{"target_slow", s.TargetSlow},
+		{"too_few_hosts", s.TooFewHosts},
+	}
+}
+
+// ExtraPct returns the hedges sent as a percentage of the executions: the
+// extra requests hedging cost.
+func (s Hedging) ExtraPct() float64 {
+	if s.Executions == 0 {
+		return 0
+	}
+	return 100 * float64(s.Hedges) / float64(s.Executions)
+}
