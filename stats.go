@@ -61,9 +61,9 @@ type ServerLoadCounters struct {
 }
 
 // Hedging is a snapshot of a Hedger's counters since it was created
-// (speculative.Hedger.Stats and the v2 adapter's): what the budget, the
-// burst cap and the host count let through, and how the hedges that fired
-// ended.
+// (speculative.Hedger.Stats and the v2 adapter's): what the load rule, the
+// budget, the burst cap and the host count let through, and how the hedges
+// that fired ended.
 type Hedging struct {
 	Executions   uint64        // query executions seen by the wrapped policy (Pick calls)
 	Eligible     uint64        // of those, idempotent and not opted out with Disable
