@@ -125,9 +125,8 @@ func TestPickArmsOnlyArmedIdempotentExecutions(t *testing.T) {
 	assert.Equal(t, uint64(1), h.Stats().Armed)
 }
 
-func TestPickDeniedByBudgetSetsNoAttempt(t *testing.T) {
-	h, err := New(tailroute.WithSource(fixedSource(10*time.Millisecond)), tailroute.WithBudget(0, time.Second))
-	require.NoError(t, err)
+// twoHosts returns h wrapped around a fakePolicy of two hosts that are up.
+func twoHosts(t *testing.T, h *Hedger) gocql.HostSelectionPolicy {
 	hosts := []*gocql.HostInfo{
 		newHost(t, "127.0.0.1", "00000000-0000-0000-0000-000000000001"),
 		newHost(t, "127.0.0.2", "00000000-0000-0000-0000-000000000002"),
@@ -136,6 +135,13 @@ func TestPickDeniedByBudgetSetsNoAttempt(t *testing.T) {
 	for _, x := range hosts {
 		p.AddHost(x)
 	}
+	return p
+}
+
+func TestPickDeniedByBudgetSetsNoAttempt(t *testing.T) {
+	h, err := New(tailroute.WithSource(fixedSource(10*time.Millisecond)), tailroute.WithBudget(0, time.Second))
+	require.NoError(t, err)
+	p := twoHosts(t, h)
 	ctx := h.Arm(context.Background(), &gocql.Query{})
 	p.Pick(&fakeQuery{ctx: ctx, idempotent: true})
 	assert.Zero(t, ctx.Value(specKey{}).(*execSpec).Attempts())
@@ -201,14 +207,7 @@ func TestLoadRuleV2(t *testing.T) {
 	clk := tracker.NewManualClock(time.Hour)
 	h, err := New(tailroute.WithSource(src), tailroute.WithBudget(1, time.Second), tailroute.WithClock(clk))
 	require.NoError(t, err)
-	hosts := []*gocql.HostInfo{
-		newHost(t, "127.0.0.1", "00000000-0000-0000-0000-000000000001"),
-		newHost(t, "127.0.0.2", "00000000-0000-0000-0000-000000000002"),
-	}
-	p := h.Wrap(&fakePolicy{hosts: hosts})
-	for _, x := range hosts {
-		p.AddHost(x)
-	}
+	p := twoHosts(t, h)
 	ctx := h.Arm(context.Background(), &gocql.Query{})
 	p.Pick(&fakeQuery{ctx: ctx, idempotent: true})
 	assert.Zero(t, ctx.Value(specKey{}).(*execSpec).Attempts(), "every host queueing: not armed")
