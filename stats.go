@@ -25,7 +25,7 @@ type HostStats struct {
 	Local   bool // in the local data center (see the adapters' WithLocalDC)
 	// Score is the host's C3 score (Psi_s plus the tail term k/mu_s, in
 	// nanoseconds) at the time of the snapshot, whatever the strategy.
-	Score float64
+	Score float64 `unit:"ns"`
 	// Busy is the DataStax busy-node condition at the time of the snapshot.
 	Busy bool
 	// WithinRate reports whether the host is within its sending rate now.
@@ -34,6 +34,9 @@ type HostStats struct {
 	// longer than the stall threshold (see the adapters' WithStall): the
 	// rate limiter does not promote it.
 	Stalled bool
+	// RateInterval is the rate window (delta) Rate and ReceiveRate are
+	// counted per (the tracker's RateConfig.Interval, default 20ms).
+	RateInterval time.Duration
 }
 
 // Counters are cumulative policy events.

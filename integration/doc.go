@@ -17,7 +17,7 @@
 //	                    (RF 2) land only on each key's replicas (node /stats);
 //	                    docker pause of one replica (RF 3) for 2 s under 16
 //	                    readers: no read fails, new attempts to it stop within
-//	                    400 ms, p99/p95/slow share far below token-aware
+//	                    400 ms, p95 and slow share far below token-aware
 //	                    round robin's in the same test
 //	TestThreeNodeFaults discovery; a node slowed 25x through POST /model loses
 //	                    its share; docker stop: reads keep succeeding; docker

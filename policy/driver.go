@@ -41,6 +41,9 @@ import (
 // give back a host they pulled but do not use with Mark(context.Canceled),
 // and not use a SelectedHost after its last Mark (read Info before).
 func (p *Policy) Pick(qry gocql.ExecutableQuery) gocql.NextHost {
+	if !p.sess.Serves(qry) {
+		return noHosts // a second session sharing p (see Init)
+	}
 	if qry != nil && p.r.Polling() {
 		if next := p.r.PollPlan(qry.Context()); next != nil {
 			return next // the policy's own server-load poll (serverload.go)
@@ -84,3 +87,6 @@ func (p *Policy) logf(format string, a ...any) {
 	}
 	l.Printf("tailroute/policy: "+format, a...)
 }
+
+// noHosts is the plan of a query from a session p does not serve.
+func noHosts() gocql.SelectedHost { return nil }

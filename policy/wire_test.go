@@ -170,8 +170,8 @@ func keys(m map[string]bool) []string {
 }
 
 // TestSecondSessionRefused: a second session on the same policy while the
-// first is open is refused: the error is logged and returned by Err, and
-// the policy serves no hosts from then on.
+// first is open is refused: the first keeps being served, the second gets
+// no hosts (simtest.SecondSessionRefused).
 func TestSecondSessionRefused(t *testing.T) {
 	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 6, Model: sim.ServiceModel{ZeroService: true}})
 	p, err := New()
@@ -182,19 +182,23 @@ func TestSecondSessionRefused(t *testing.T) {
 	require.NoError(t, err)
 	defer s1.Close()
 	createKeyspace(t, s1, "shared", "{'class':'SimpleStrategy','replication_factor':2}")
-	require.NoError(t, s1.Query("INSERT INTO shared.usertable (y_id, field0) VALUES ('a', 'b')").Exec())
-	require.NoError(t, p.Err())
+	simtest.SecondSessionRefused(t, sharedSession(s1), simtest.SharedPolicy{
+		Err: p.Err, Hosts: func() int { return len(p.Stats()) }, LogLines: log.find, NoConnections: gocql.ErrNoConnections,
+		OpenSecond: func() (simtest.SharedSession, func(), error) {
+			s2, err := cfg.CreateSession()
+			if err != nil {
+				return simtest.SharedSession{}, func() {}, err
+			}
+			return sharedSession(s2), s2.Close, nil
+		},
+	}, 3)
+}
 
-	s2, err := cfg.CreateSession()
-	if err == nil {
-		defer s2.Close()
+func sharedSession(s *gocql.Session) simtest.SharedSession {
+	return simtest.SharedSession{
+		Exec: func(stmt string) error { return s.Query(stmt).Exec() },
+		Read: func(stmt string) (v string, err error) { err = s.Query(stmt).Scan(&v); return v, err },
 	}
-	err = p.Err()
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "second gocql.Session")
-	assert.Len(t, log.find("second gocql.Session"), 1)
-	assert.ErrorIs(t, s1.Query("INSERT INTO shared.usertable (y_id, field0) VALUES ('a', 'c')").Exec(), gocql.ErrNoConnections)
-	assert.Empty(t, p.Stats())
 }
 
 // TestSessionAfterClose: a config reused after its session closed (a

@@ -22,6 +22,9 @@ import (
 // Pick for pinned queries; wrappers may). The plan state is pooled under
 // the rules of the v1 adapter's Pick.
 func (p *Policy) Pick(qry gocql.ExecutableStatement) gocql.NextHost {
+	if !p.sess.Serves(qry) {
+		return noHosts // a second session sharing p (see Init)
+	}
 	return p.r.Pick(p.query(qry))
 }
 
@@ -68,3 +71,6 @@ func (p *Policy) logf(format string, a ...any) {
 	}
 	log.Print(msg)
 }
+
+// noHosts is the plan of a query from a session p does not serve.
+func noHosts() gocql.SelectedHost { return nil }

@@ -66,7 +66,7 @@ func Example() {
 	fmt.Println(name)
 
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(promstats.New(p, prometheus.Labels{"driver": "v2"}))
+	reg.MustRegister(promstats.New(p, promstats.WithLabels(prometheus.Labels{"driver": "v2"})))
 	families, err := reg.Gather()
 	if err != nil {
 		log.Fatal(err)

@@ -59,10 +59,12 @@ type wrapper interface {
 // previous one was closed (a ClusterConfig reused to reconnect) is served
 // from a clean slate: hosts and their statistics are forgotten and come
 // again from the new session. A second session while the first is open is
-// refused: the policy cannot tell the two sessions' queries apart, so from
-// then on it returns no hosts to either (their queries fail with
-// gocql.ErrNoConnections), logs why through the Logger of the ClusterConfig
-// given to Wire (else the driver's default logger), and Err returns the error.
+// refused (gocql's Init cannot return an error; Wire refuses a second
+// ClusterConfig): the first session keeps being served as before, the
+// second gets no hosts (its queries fail with gocql.ErrNoConnections), the
+// refusal is logged, with the fix (one Policy per session), through the
+// Logger of the ClusterConfig given to Wire (else the driver's default
+// logger), and Err returns it.
 func (p *Policy) Init(s *gocql.Session) {
 	if p.sess.Admit(s, p.r.ForgetHosts, p.refuse) {
 		p.r.SetKeyspaceFunc(keyspaceFunc(s.KeyspaceMetadata))
@@ -72,19 +74,17 @@ func (p *Policy) Init(s *gocql.Session) {
 
 func (p *Policy) refuse() {
 	err := fmt.Errorf("policy: a second gocql.Session started with this Policy while the first is open; "+
-		"a Policy serves one session (as every gocql HostSelectionPolicy), and it now returns no hosts "+
-		"to either session (queries fail with %q): give each session its own Policy "+
+		"a Policy serves one session (as every gocql HostSelectionPolicy): the first keeps being served, "+
+		"the second gets no hosts (its queries fail with %q). Fix: give each session its own Policy "+
 		"(policy.New and policy.Wire on the session's own ClusterConfig)", gocql.ErrNoConnections)
-	if !p.sess.Refuse(err) {
-		return
-	}
+	p.sess.Refuse(err) // Err keeps the first refusal
 	p.logf("%v", err)
 	p.r.Refuse()
 }
 
 // Err reports problems found after New while serving a session: a second
-// session sharing the policy (see Init; permanent, the policy then serves
-// no hosts) and a local DC that no host is in (see WithLocalDC; the policy
+// session sharing the policy (see Init; it stays reported, and that second
+// session gets no hosts) and a local DC that no host is in (see WithLocalDC; the policy
 // falls back, and the problem lasts while no host is in it). nil when there
 // are none.
 func (p *Policy) Err() error {

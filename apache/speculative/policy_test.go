@@ -172,7 +172,7 @@ func TestPromstatsReadsV2Hedger(t *testing.T) {
 	p := h.Wrap(&fakePolicy{})
 	p.Pick(&fakeQuery{ctx: context.Background()})
 	reg := prometheus.NewRegistry()
-	require.NoError(t, reg.Register(promstats.New(h, prometheus.Labels{"driver": "v2"})))
+	require.NoError(t, reg.Register(promstats.New(h, promstats.WithLabels(prometheus.Labels{"driver": "v2"}))))
 	mfs, err := reg.Gather()
 	require.NoError(t, err)
 	var got float64 = -1

@@ -128,7 +128,7 @@ func newClientRuns(w *ycsb.Workload, clients []*client, o *options, m *ycsb.Meas
 	cr := &clientRuns{}
 	for c, cli := range clients {
 		ro := ycsb.RunOptions{Phase: ycsb.PhaseRun, Seed: clientSeed(o.seed, c), Measurements: m,
-			Threads: int(threads[c]), Target: -1, Operations: -1}
+			Threads: int(threads[c]), Target: -1, Operations: -1, MaxExecutionTime: o.cfg.MaxExecutionTime}
 		if o.cfg.Target > 0 {
 			ro.Target = o.cfg.Target * o.weights[c]
 		}

@@ -45,7 +45,7 @@ func TestDriverV2(t *testing.T) {
 			hosts, _ := res.PolicyStats.([]any)
 			fed := 0
 			for _, h := range hosts {
-				if m, _ := h.(map[string]any); m["HasFeedback"] == true {
+				if m, _ := h.(map[string]any); m["has_feedback"] == true {
 					fed++
 				}
 			}
@@ -56,8 +56,8 @@ func TestDriverV2(t *testing.T) {
 		if res.Policy == "tailroute+hedge" {
 			st, _ := res.PolicyStats.(map[string]any)
 			h, _ := st["hedging"].(map[string]any)
-			if exec, _ := h["Executions"].(float64); exec < 400 {
-				t.Errorf("tailroute+hedge: the hedger saw %v executions, want >= 400 (stats %v)", h["Executions"], res.PolicyStats)
+			if exec, _ := h["executions"].(float64); exec < 400 {
+				t.Errorf("tailroute+hedge: the hedger saw %v executions, want >= 400 (stats %v)", h["executions"], res.PolicyStats)
 			}
 			if _, ok := st["policy"]; !ok {
 				t.Errorf("tailroute+hedge: no base policy stats in %v", res.PolicyStats)

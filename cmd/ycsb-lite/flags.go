@@ -139,6 +139,9 @@ Examples:
   ycsb-lite -compare tailroute,token-aware,oracle -scenario bimodal
   ycsb-lite -compare tailroute,tailroute+hedge -scenario gc-pauses
   ycsb-lite -P workloads/workloada -p recordcount=100000 -target 2000
+  ycsb-lite -warmup 10s -baseline old-out/report.json     (warm-up unmeasured; change against an earlier run)
+  ycsb-lite -hosts 10.0.0.1 -replication dc1:3,dc2:3 -drop-keyspace -compare tailroute,token-aware
+  ycsb-lite -json - -plots=false | jq .                   (stdout is the JSON report only)
   ycsb-lite -hosts 10.0.0.1,10.0.0.2 -local-dc dc1 -username u -password p \
             -tls-ca ca.pem -compare tailroute,token-aware -scenario steady
   ycsb-lite -compare tailroute,token-aware 2>&1 | tee run.log   (status lines every -status-interval)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tailroute/tailroute/internal/report"
 )
 
 // clusterFlags: which cluster, its keyspace and consistency; the embedded
@@ -17,6 +19,8 @@ func (c *cli) clusterFlags(fs *flagDefs) func(o *options) error {
 	port := fs.Int("port", 9042, "CQL port of -hosts")
 	keyspace := fs.String("keyspace", "ycsb", "keyspace (created if missing: SimpleStrategy, or NetworkTopologyStrategy with -rf per DC when the embedded cluster has -dcs > 1)")
 	rf := fs.Int("rf", 3, "replication factor of the keyspace (per DC with -dcs > 1)")
+	replication := fs.String("replication", "", "replicas per DC of the keyspace, NetworkTopologyStrategy, as `dc1:3,dc2:3` (instead of -rf)")
+	drop := fs.Bool("drop-keyspace", false, "with -hosts: drop the keyspace at the end if this run created it (it did not exist before)")
 	cl := fs.String("consistency", "ONE", "CQL consistency level")
 	nodes := fs.Int("nodes", 5, "embedded cluster: number of nodes (1..64)")
 	dcs := fs.Int("dcs", 1, "embedded cluster: datacenters dc1..dcK (1..nodes); node i is in dc((i-1) mod K + 1)")
@@ -54,13 +58,26 @@ func (c *cli) clusterFlags(fs *flagDefs) func(o *options) error {
 		} else if c.set["dcs"] {
 			return &flagError{"-dcs shapes the embedded simulated cluster; with -hosts the cluster's own DCs apply (see -local-dc)"}
 		}
-		if o.rf < 1 || (o.hosts == nil && o.rf > perDC) {
+		if *replication == "" && (o.rf < 1 || (o.hosts == nil && o.rf > perDC)) {
 			what := "the number of nodes"
 			if o.dcs > 1 {
 				what = "the nodes of the smallest DC"
 			}
 			return badFlag("rf", o.rf, fmt.Sprintf("1..%d (%s)", max(perDC, 1), what))
 		}
+		if *replication != "" {
+			if c.set["rf"] {
+				return &flagError{"-rf and -replication are exclusive: -rf makes SimpleStrategy (or the same factor in every embedded DC), -replication sets each DC's"}
+			}
+			var err error
+			if o.replication, err = parseReplication(*replication, o); err != nil {
+				return err
+			}
+		}
+		if *drop && o.hosts == nil {
+			return &flagError{"-drop-keyspace needs -hosts: the embedded cluster is discarded after each policy"}
+		}
+		o.dropKeyspace = *drop
 		if !identOK(o.keyspace) {
 			return badFlag("keyspace", o.keyspace, "a CQL identifier (letter, then letters, digits, _)")
 		}
@@ -169,14 +186,20 @@ func (c *cli) outputFlags(fs *flagDefs) func(o *options) error {
 	out := fs.String("out", "ycsb-out", "directory for the JSON report, YCSB summaries, HdrHistogram files and plots")
 	jsonPath := fs.String("json", "", "JSON report path (default <out>/report.json; - = stdout)")
 	plots := fs.Bool("plots", true, "write PNG and SVG plots into -out")
-	hdr := fs.Bool("hdr", true, "write <out>/<policy>-run.hgrm (percentile distribution, HdrHistogram plotter format) and <policy>-run.hlog (interval log)")
+	hdr := fs.Bool("hdr", true, "write <out>/<policy>-run.hgrm (percentile distribution, HdrHistogram plotter format), <policy>-run.hlog (interval log) and <policy>-run-<OP>.hgrm per operation type (READ, UPDATE, ...; as YCSB's HdrHistogram exporter)")
 	hdrInterval := fs.Duration("hdr-interval", time.Second, "interval of the HdrHistogram interval log (.hlog)")
 	slow := fs.Duration("slow", 50*time.Millisecond, "an operation slower than this counts as slow: the share in the table's \"> slow\" column and slow_ops in the JSON report (an SLO's miss count; no step where p99 sits on about 1 % of operations caught in stalls)")
 	series := fs.Duration("series-interval", 250*time.Millisecond, "latency-over-time bucket")
 	status := fs.Duration("status-interval", 10*time.Second, "status line period (as YCSB's -p status.interval) when stderr is not a terminal or with -s; 0 = none")
 	lines := fs.Bool("s", false, "status lines on stderr even on a terminal (instead of the progress line redrawn every second), as YCSB's -s")
 	verbose := fs.Bool("v", false, "log scenario events and driver messages to stderr")
+	baseline := fs.String("baseline", "", "an earlier run's `report.json` (or its -out directory): after the table, print each policy's p50, p99, p99.9 and ops/s against it, with the change in %")
+	version := fs.Bool("version", false, "print the version (module, VCS revision, Go, drivers) from the build info and exit")
 	return func(o *options) error {
+		if *version {
+			o.showVersion = true
+			return nil
+		}
 		o.out, o.plots, o.hdr, o.series, o.verbose = *out, *plots, *hdr, *series, *verbose
 		if o.series <= 0 {
 			return badFlag("series-interval", o.series, "a duration > 0")
@@ -205,10 +228,56 @@ func (c *cli) outputFlags(fs *flagDefs) func(o *options) error {
 		}
 		o.statusLines = o.statusInterval > 0 && (*lines || !c.terminal)
 		o.progress = c.terminal && !o.statusLines
+		if *baseline != "" {
+			b, err := report.ReadReport(*baseline)
+			if err != nil {
+				return badFlag("baseline", *baseline, "a report.json of an earlier ycsb-lite run, or its -out directory ("+err.Error()+")")
+			}
+			o.baseline, o.baselineName = b, *baseline
+		}
 		o.jsonPath = *jsonPath
 		if o.jsonPath == "" {
 			o.jsonPath = o.out + "/report.json"
 		}
 		return nil
 	}
+}
+
+// dcReplicas is one DC's replica count of -replication.
+type dcReplicas struct {
+	dc string
+	n  int
+}
+
+// parseReplication parses -replication dc1:3,dc2:3; on the embedded
+// cluster each DC must exist and hold that many nodes.
+func parseReplication(v string, o *options) ([]dcReplicas, error) {
+	const allowed = "comma-separated dc:replicas, e.g. dc1:3,dc2:3 (each DC once, replicas >= 1)"
+	var out []dcReplicas
+	seen := map[string]bool{}
+	for _, part := range strings.Split(v, ",") {
+		dc, n, ok := strings.Cut(strings.TrimSpace(part), ":")
+		k, err := strconv.Atoi(strings.TrimSpace(n))
+		dc = strings.TrimSpace(dc)
+		if !ok || err != nil || k < 1 || dc == "" || seen[dc] || strings.ContainsAny(dc, "'\"{}") {
+			return nil, badFlag("replication", v, allowed)
+		}
+		seen[dc] = true
+		if o.hosts == nil {
+			nodes := 0
+			for i := 1; i <= o.nodes; i++ {
+				if "dc"+strconv.Itoa((i-1)%o.dcs+1) == dc {
+					nodes++
+				}
+			}
+			if nodes == 0 {
+				return nil, badFlag("replication", v, fmt.Sprintf("DCs of the embedded cluster: dc1..dc%d (-dcs %d)", o.dcs, o.dcs))
+			}
+			if k > nodes {
+				return nil, badFlag("replication", v, fmt.Sprintf("at most %d replicas in %s (its nodes)", nodes, dc))
+			}
+		}
+		out = append(out, dcReplicas{dc, k})
+	}
+	return out, nil
 }

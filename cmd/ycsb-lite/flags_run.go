@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"math"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -78,18 +80,20 @@ func policyFlags(fs *flagDefs) func(o *options) error {
 // workloadFlags: the YCSB workload and its rate. Runs after the scenario,
 // cluster and client checks (-utilization needs their values).
 func (c *cli) workloadFlags(fs *flagDefs) func(o *options) error {
-	workload := fs.String("workload", "b", "YCSB workload: built-in a..f or a .properties file")
+	workload := fs.String("workload", "b", "YCSB workload: built-in a..f (YCSB's workload with operationcount "+fmt.Sprint(builtinOps)+") or a .properties file (as -P)")
 	var pfiles listFlag
 	fs.Var(&pfiles, "P", "workload `file` as YCSB's -P (repeatable, later files override earlier; workloads/workloada..f are built in); instead of -workload")
 	props := propFlags{}
 	fs.Var(props, "p", "workload property `key=value` (repeatable), as YCSB's -p")
 	records := fs.Int64("records", 0, "recordcount (0 = the workload's)")
-	ops := fs.Int64("ops", 10000, "operationcount per policy (0 = the workload's)")
+	ops := fs.Int64("ops", builtinOps, "operationcount per policy (0 = the workload's)")
 	threads := fs.Int("threads", 32, "client threads (threadcount)")
 	target := fs.Float64("target", 1000, "target ops/s over all threads; 0 = as fast as possible")
 	util := fs.Float64("utilization", 0, "embedded cluster: set the target to this fraction (0 < U < 1) of the cluster's average service capacity")
 	duration := &autoDuration{d: -1}
 	fs.Var(duration, "duration", "max run time per policy (maxexecutiontime): a `duration`; auto = 2 x ops/target + 5s when a target is set, else none; 0 = none")
+	warmup := &warmupFlag{}
+	fs.Var(warmup, "warmup", "before each policy's measured run: run the workload for this many `operations or a duration` (e.g. 2000 or 10s), same threads and target, not measured; 0 = none")
 	phase := fs.String("phase", "both", "load, run or both")
 	seed := fs.Int64("seed", 1, "seed for the workload and the simulated cluster")
 	return func(o *options) error {
@@ -156,7 +160,9 @@ func (c *cli) workloadFlags(fs *flagDefs) func(o *options) error {
 		} else {
 			put("target", "target", fmt.Sprint(*target))
 		}
-		merged := base.Merge(defaults).Merge(ycsb.Properties(props)).Merge(explicit)
+		// YCSB's order (Client.java): explicit flags, then -p, then the
+		// workload files in order, then the built-in defaults.
+		merged := defaults.Merge(base).Merge(ycsb.Properties(props)).Merge(explicit)
 		o.cfg, err = ycsb.ParseConfig(merged)
 		if err != nil {
 			return &flagError{fmt.Sprintf("-workload %s: %v", o.workload, err)}
@@ -165,6 +171,7 @@ func (c *cli) workloadFlags(fs *flagDefs) func(o *options) error {
 		if o.cfg.FieldNamePrefix != "field" && o.hosts == nil {
 			return &flagError{"fieldnameprefix: the simulated cluster's usertable has columns field0..fieldN; allowed: field"}
 		}
+		o.warmupOps, o.warmupFor = warmup.ops, warmup.d
 		if err := o.setDuration(duration.d); err != nil {
 			return err
 		}
@@ -172,12 +179,21 @@ func (c *cli) workloadFlags(fs *flagDefs) func(o *options) error {
 	}
 }
 
+// builtinOps is the operation count of a run with no operationcount
+// anywhere, and of the built-in -workload a..f.
+const builtinOps = 10000
+
 // workloadFiles loads the workload file(s): -P as YCSB, or -workload.
 func (o *options) workloadFiles(pfiles []string, workload string, workloadSet bool) (ycsb.Properties, error) {
 	if len(pfiles) == 0 {
 		p, err := ycsb.LoadProperties(workload)
 		if err != nil {
 			return nil, &flagError{"-workload: " + err.Error()}
+		}
+		if _, berr := ycsb.BuiltinProperties(workload); berr == nil {
+			// -workload a..f is this tool's preset: YCSB's mix, run for
+			// builtinOps operations (-P workloads/workloada is YCSB's file as is).
+			p = p.Merge(ycsb.Properties{"operationcount": fmt.Sprint(builtinOps)})
 		}
 		o.workload = workload
 		return p, nil
@@ -352,4 +368,37 @@ func clientFlags(fs *flagDefs) func(o *options) error {
 		o.demandSkew = strings.TrimSpace(*skew)
 		return nil
 	}
+}
+
+// warmupFlag is -warmup: a number of operations or a duration.
+type warmupFlag struct {
+	ops int64
+	d   time.Duration
+}
+
+func (f *warmupFlag) String() string {
+	switch {
+	case f == nil:
+		return ""
+	case f.d > 0:
+		return f.d.String()
+	}
+	return strconv.FormatInt(f.ops, 10)
+}
+
+func (f *warmupFlag) Set(s string) error {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n < 0 || n > 1<<40 {
+			return errors.New("want operations >= 0 or a duration such as 10s")
+		}
+		f.ops, f.d = n, 0
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 || d > 24*time.Hour {
+		return errors.New("want operations >= 0 or a duration in 0..24h such as 10s")
+	}
+	f.ops, f.d = 0, d
+	return nil
 }

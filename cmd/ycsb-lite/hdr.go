@@ -22,6 +22,10 @@ import (
 //   - <out>/<policy>-run.hlog: an HdrHistogram interval log (format 1.3) of
 //     the same latency, one histogram per -hdr-interval, values in
 //     microseconds (the Interval_Max column is therefore in seconds).
+//   - <out>/<policy>-run-<OP>.hgrm: the percentile distribution of each
+//     operation type that ran (READ, UPDATE, INSERT, SCAN,
+//     READ-MODIFY-WRITE), as YCSB's HdrHistogram exporter writes one per
+//     operation.
 const (
 	hgrmTicksPerHalf = 5    // HdrHistogram's default output resolution
 	hgrmUsPerUnit    = 1000 // values in µs, printed in ms
@@ -157,8 +161,22 @@ func writeHdrFiles(dir, policy string, m *ycsb.Measurements, ilog *intervalLog) 
 	if err := writeHgrm(base+".hgrm", m.Combined(m.Intended())); err != nil {
 		return nil, fmt.Errorf("%s.hgrm: %w", base, err)
 	}
+	paths := []string{base + ".hgrm"}
 	if err := ilog.writeTo(base + ".hlog"); err != nil {
-		return []string{base + ".hgrm"}, fmt.Errorf("%s.hlog: %w", base, err)
+		return paths, fmt.Errorf("%s.hlog: %w", base, err)
 	}
-	return []string{base + ".hgrm", base + ".hlog"}, nil
+	paths = append(paths, base+".hlog")
+	// Per operation type beside the totals, as YCSB's HdrHistogram exporter.
+	for _, op := range ycsb.OpTypes() {
+		h := m.Histogram(op, m.Intended())
+		if h.TotalCount() == 0 {
+			continue
+		}
+		p := base + "-" + op.String() + ".hgrm"
+		if err := writeHgrm(p, h); err != nil {
+			return paths, fmt.Errorf("%s: %w", p, err)
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
 }

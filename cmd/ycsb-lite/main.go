@@ -38,6 +38,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ycsb-lite: %v\n(run ycsb-lite -h for the flags)\n", err)
 		return exitUsage
 	}
+	if o.showVersion {
+		fmt.Fprintln(stdout, version())
+		return exitOK
+	}
 	if o.listPolicies {
 		for _, n := range policyNames() {
 			fmt.Fprintln(stdout, n)
@@ -49,9 +53,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// gocql leaves running for a moment after Session.Close. Everything goes
 	// through one lock, and nothing is written once run returns (a caller
 	// reading its buffer then would race with them; -race caught it).
+	if err := o.checkOutputs(); err != nil {
+		fmt.Fprintf(stderr, "ycsb-lite: %v\n(run ycsb-lite -h for the flags)\n", err)
+		return exitUsage
+	}
 	ew := &lockedWriter{w: stderr}
 	defer ew.close()
 	stderr = ew
+	// With -json - stdout carries the JSON document only; what is printed
+	// for people (summaries, table, file names) goes to stderr.
+	jsonOut := stdout
+	if o.jsonPath == "-" {
+		stdout = ew
+	}
 	r := &runner{o: o, stdout: stdout, stderr: ew}
 	rep, err := r.compare(ctx)
 	interrupted := ctx.Err() != nil
@@ -76,12 +90,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ycsb-lite: writing the table: %v\n", err)
 		code = exitFailure
 	}
+	if o.baseline != nil {
+		if err := rep.WriteBaseline(stdout, o.baseline, o.baselineName); err != nil {
+			fmt.Fprintf(stderr, "ycsb-lite: writing the baseline comparison: %v\n", err)
+			code = exitFailure
+		}
+	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		fmt.Fprintf(stderr, "ycsb-lite: -out %s: %v\n", o.out, err)
 		return exitFailure
 	}
 	if o.jsonPath == "-" {
-		_ = rep.WriteJSON(stdout)
+		if err := rep.WriteJSON(jsonOut); err != nil {
+			fmt.Fprintf(stderr, "ycsb-lite: writing the JSON report to stdout: %v\n", err)
+			code = exitFailure
+		}
 	} else if f, err := os.Create(o.jsonPath); err != nil {
 		fmt.Fprintf(stderr, "ycsb-lite: -json %s: %v\n", o.jsonPath, err)
 		code = exitFailure
@@ -98,7 +121,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if o.hdr && o.run {
-		fmt.Fprintf(stdout, "hdr: %s\n", filepath.Join(o.out, "<policy>-run.hgrm (percentile distribution), <policy>-run.hlog (interval log)"))
+		fmt.Fprintf(stdout, "hdr: %s\n", filepath.Join(o.out, "<policy>-run.hgrm (percentile distribution), <policy>-run.hlog (interval log), <policy>-run-<OP>.hgrm (per operation type)"))
 	}
 	if o.plots {
 		paths, err := rep.WritePlots(o.out)
@@ -133,4 +156,29 @@ func (l *lockedWriter) close() {
 	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()
+}
+
+// checkOutputs makes sure, before any load, that the results can be
+// written: -out is (or is created as) a writable directory and -json's
+// directory exists once -out does.
+func (o *options) checkOutputs() error {
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return badFlag("out", o.out, "a directory that exists or can be created ("+err.Error()+")")
+	}
+	probe, err := os.CreateTemp(o.out, ".ycsb-lite-probe-*")
+	if err != nil {
+		return badFlag("out", o.out, "a writable directory ("+err.Error()+")")
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	if o.jsonPath == "-" {
+		return nil
+	}
+	if st, err := os.Stat(o.jsonPath); err == nil && st.IsDir() {
+		return badFlag("json", o.jsonPath, "a file path, not a directory")
+	}
+	if st, err := os.Stat(filepath.Dir(o.jsonPath)); err != nil || !st.IsDir() {
+		return badFlag("json", o.jsonPath, "a file in an existing directory, or - for stdout")
+	}
+	return nil
 }

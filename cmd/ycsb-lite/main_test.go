@@ -316,7 +316,7 @@ func TestInterruptReportsPartial(t *testing.T) {
 	defer cancel()
 	time.AfterFunc(2500*time.Millisecond, cancel)
 	args := []string{"-compare", "token-aware,round-robin", "-nodes", "3", "-records", "50", "-ops", "0", "-duration", "0",
-		"-target", "200", "-threads", "4", "-scenario", "steady", "-out", dir, "-plots=false"}
+		"-target", "200", "-threads", "4", "-scenario", "steady", "-out", dir, "-plots=false", "-s"}
 	var out, errb bytes.Buffer
 	start := time.Now()
 	code := run(ctx, args, &out, &errb)
@@ -331,6 +331,12 @@ func TestInterruptReportsPartial(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "round-robin") {
 		t.Errorf("policy after the interrupt was run:\n%s", out.String())
+	}
+	if !strings.Contains(errb.String(), "operations, interrupted;") || strings.Contains(errb.String(), "operations, done;") {
+		t.Errorf("the last status line must say interrupted:\n%s", errb.String())
+	}
+	if rep := readReport(t, dir); len(rep.Results) != 1 || !rep.Results[0].Interrupted || rep.Results[0].Truncated {
+		t.Errorf("report: %+v", rep.Results)
 	}
 }
 
@@ -522,7 +528,7 @@ func TestCompareHedged(t *testing.T) {
 	if !ok {
 		t.Fatalf("no hedging stats in %v", st)
 	}
-	execs, hedges := h["Executions"].(float64), h["Hedges"].(float64)
+	execs, hedges := h["executions"].(float64), h["hedges"].(float64)
 	t.Logf("executions %v hedges %v", execs, hedges)
 	if execs < 600 {
 		t.Errorf("executions %v, want >= 600 (every run-phase operation goes through the hedging policy)", execs)

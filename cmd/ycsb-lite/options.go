@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+	"github.com/tailroute/tailroute/internal/report"
 	"github.com/tailroute/tailroute/internal/ycsb"
 )
 
@@ -21,6 +22,7 @@ var defaultCompare = []string{"tailroute", "token-aware", "tailroute-p2c"}
 // options is the validated command line.
 type options struct {
 	listPolicies bool     // -list-policies: print the policy names and exit
+	showVersion  bool     // -version: print the version and exit
 	hosts        []string // empty = embedded simulated cluster
 	port         int
 	nodes, rf    int
@@ -85,6 +87,20 @@ type options struct {
 	// 1/mu_s to every response and policies with a +payload variant run as it.
 	payloadFeedback bool
 
+	// replication is -replication (nil = -rf); dropKeyspace is
+	// -drop-keyspace.
+	replication  []dcReplicas
+	dropKeyspace bool
+
+	// baseline is -baseline's report (nil = none), baselineName its path.
+	baseline     *report.Report
+	baselineName string
+
+	// warmup is -warmup: operations (warmupOps) or a duration (warmupFor)
+	// run before each policy's measured run phase; zero = none.
+	warmupOps int64
+	warmupFor time.Duration
+
 	// tailTerm is -tail-term: k of tailroute's C3 score Psi_s + k/mu_s
 	// (tailroute.WithTailTerm); nil = the policy's default.
 	tailTerm *float64
@@ -133,7 +149,7 @@ func commandLine(stderr io.Writer) *cli {
 			fmt.Fprintf(w, "    %-17s %s\n", n, policies[n].help)
 		}
 	})
-	c.topic("Workload", "as YCSB: -P file and -p key=value; explicit flags win over -p, -p over the file", c.workloadFlags)
+	c.topic("Workload", "as YCSB: -P file and -p key=value; a flag given wins over -p, -p over the files (later over earlier), the files over the defaults shown", c.workloadFlags)
 	c.topic("Scenario", "embedded cluster only; with -hosts the scenario is steady", c.scenarioFlags)
 	c.describe(func(w io.Writer) {
 		fmt.Fprintln(w, "  scenarios:")
@@ -149,9 +165,9 @@ func commandLine(stderr io.Writer) *cli {
 	return c
 }
 
-// parseFlags parses and validates args. Precedence for workload settings:
-// explicitly given flags > -p key=value > defaults of -ops/-target/-threads
-// > the workload file(s).
+// parseFlags parses and validates args. Precedence for every workload
+// property, as YCSB's: a flag given on the command line > -p key=value >
+// the workload file(s), later over earlier > the flags' defaults.
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	c := commandLine(stderr)
 	o := &options{command: strings.TrimSpace("ycsb-lite " + strings.Join(args, " "))}
@@ -166,8 +182,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		}
 		return nil, err
 	}
-	if o.listPolicies {
-		return &options{listPolicies: true}, nil
+	if o.listPolicies || o.showVersion {
+		return &options{listPolicies: o.listPolicies, showVersion: o.showVersion}, nil
 	}
 	if o.localDC != "" {
 		for _, p := range o.policies {
@@ -196,10 +212,20 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	return o, nil
 }
 
-// replication is the keyspace's replication map: SimpleStrategy with -rf,
-// or, on an embedded cluster with several DCs, NetworkTopologyStrategy with
-// -rf in each.
-func (o *options) replication() string {
+// replicationMap is the keyspace's replication map: NetworkTopologyStrategy
+// as -replication gives it; else SimpleStrategy with -rf, or, on an
+// embedded cluster with several DCs, NetworkTopologyStrategy with -rf in
+// each.
+func (o *options) replicationMap() string {
+	if o.replication != nil {
+		var b strings.Builder
+		b.WriteString("{'class': 'NetworkTopologyStrategy'")
+		for _, r := range o.replication {
+			fmt.Fprintf(&b, ", '%s': %d", r.dc, r.n)
+		}
+		b.WriteString("}")
+		return b.String()
+	}
 	if o.hosts != nil || o.dcs <= 1 {
 		return fmt.Sprintf("{'class': 'SimpleStrategy', 'replication_factor': %d}", o.rf)
 	}
@@ -228,4 +254,16 @@ func identOK(s string) bool {
 		}
 	}
 	return true
+}
+
+// replicationNote names the keyspace's replication for the report header.
+func (o *options) replicationNote() string {
+	if o.replication == nil {
+		return fmt.Sprintf("RF %d", o.rf)
+	}
+	parts := make([]string, len(o.replication))
+	for i, r := range o.replication {
+		parts[i] = fmt.Sprintf("%s:%d", r.dc, r.n)
+	}
+	return "replication " + strings.Join(parts, ",")
 }

@@ -20,6 +20,9 @@ type runner struct {
 	o      *options
 	stdout io.Writer
 	stderr io.Writer
+	// createdKeyspace: the keyspace did not exist before this run created
+	// it (with -hosts; what -drop-keyspace drops).
+	createdKeyspace bool
 }
 
 func (r *runner) logf(format string, args ...any) {
@@ -68,10 +71,11 @@ func (r *runner) compare(ctx context.Context) (*report.Report, error) {
 		Clients: o.clients, DemandSkew: o.demandSkew, Utilization: o.utilization,
 	}
 	if o.hosts == nil {
-		rep.Cluster = fmt.Sprintf("embedded sim, %d nodes, RF %d, W=%d, 1/mu=%v, %s", o.nodes, o.rf, o.workers, o.serviceTime, signalNote(o))
+		rep.Cluster = fmt.Sprintf("embedded sim, %d nodes, %s, W=%d, 1/mu=%v, %s", o.nodes, o.replicationNote(), o.workers, o.serviceTime, signalNote(o))
 	} else {
-		rep.Cluster = fmt.Sprintf("hosts %v, RF %d", o.hosts, o.rf)
+		rep.Cluster = fmt.Sprintf("hosts %v, %s", o.hosts, o.replicationNote())
 	}
+	defer r.dropKeyspace()
 	loaded := false
 	for i, name := range o.policies {
 		if ctx.Err() != nil {
@@ -129,7 +133,10 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 		if err != nil {
 			return nil, fmt.Errorf("connecting to %v: %w", hosts, err)
 		}
-		err = createSchema(s, o.keyspace, o.cfg.Table, o.replication(), fields)
+		if _, kerr := s.KeyspaceMetadata(o.keyspace); kerr != nil && o.hosts != nil {
+			r.createdKeyspace = true // so -drop-keyspace may drop it at the end
+		}
+		err = createSchema(s, o.keyspace, o.cfg.Table, o.replicationMap(), fields)
 		s.Close()
 		if err != nil {
 			return nil, err
@@ -150,6 +157,10 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 	}
 	if !o.run {
 		return nil, nil
+	}
+
+	if err := r.warmUp(ctx, name, w, clients); err != nil {
+		return nil, err
 	}
 
 	// Run phase: every client's runner records into the same measurements,
@@ -193,7 +204,7 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 	if o.progress {
 		fmt.Fprint(r.stderr, "\r\033[K")
 	}
-	st.done(run.Done(), res.Elapsed)
+	st.done(res, run.Done())
 	if runErr != nil {
 		return nil, runErr
 	}
@@ -237,4 +248,47 @@ func (r *runner) writeSummary(policy, phase string, res ycsb.Result) {
 		_ = ycsb.WriteSummary(r.stdout, res.Elapsed, res.Operations, res.Summary)
 		fmt.Fprintln(r.stdout)
 	}
+}
+
+// warmUp runs the workload for -warmup operations or time before the
+// measured run phase, with the run's clients, threads and target and its
+// measurements dropped; its keys come from another seed than the run's.
+func (r *runner) warmUp(ctx context.Context, name string, w *ycsb.Workload, clients []*client) error {
+	o := r.o
+	if o.warmupOps == 0 && o.warmupFor == 0 {
+		return nil
+	}
+	wo := *o
+	wo.seed = o.seed ^ 0x5741524d // "WARM"
+	wo.cfg.OperationCount, wo.cfg.MaxExecutionTime = o.warmupOps, o.warmupFor
+	m := ycsb.NewMeasurements(min(o.cfg.Threads, 16), o.cfg.Target > 0)
+	run, err := newClientRuns(w, clients, &wo, m)
+	if err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	res, err := run.Run(ctx)
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	r.logf("[%s] warm-up: %d operations in %.1fs (not measured)", name, res.Operations, res.Elapsed.Seconds())
+	return nil
+}
+
+// dropKeyspace drops the keyspace at the end of the runs when
+// -drop-keyspace is given and this run created it (with -hosts).
+func (r *runner) dropKeyspace() {
+	o := r.o
+	if !o.dropKeyspace || !r.createdKeyspace {
+		return
+	}
+	s, err := r.clusterConfig(o.hosts, o.port).CreateSession()
+	if err == nil {
+		err = s.Query("DROP KEYSPACE IF EXISTS " + o.keyspace).Exec()
+		s.Close()
+	}
+	if err != nil {
+		r.warnf("-drop-keyspace: dropping %s: %v", o.keyspace, err)
+		return
+	}
+	r.logf("dropped keyspace %s (-drop-keyspace)", o.keyspace)
 }

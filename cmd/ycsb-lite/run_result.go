@@ -4,7 +4,6 @@
 package main
 
 import (
-	"fmt"
 	"sort"
 	"time"
 
@@ -35,7 +34,9 @@ func (r *runner) resultOf(p policyRun) *report.PolicyResult {
 	pr := &report.PolicyResult{
 		Policy: name, Operations: res.Operations, Throughput: res.Throughput, Run: res,
 		Errors: res.Summary.All.Latency.Errors, Series: m.Series(), Interrupted: res.Interrupted,
+		OperationsAsked: max(run.Total(), 0),
 	}
+	pr.Truncated = res.TimedOut && !res.Interrupted && (run.Total() <= 0 || res.Operations < run.Total())
 	pr.Latency = res.Summary.All.Latency
 	if res.Summary.All.Intended != nil {
 		pr.Latency = *res.Summary.All.Intended
@@ -43,9 +44,6 @@ func (r *runner) resultOf(p policyRun) *report.PolicyResult {
 	combined := m.Combined(m.Intended())
 	pr.Percentiles = report.Percentiles(combined)
 	pr.SlowOps = ycsb.CountAbove(combined, o.slow.Microseconds())
-	if res.TimedOut {
-		pr.Note = fmt.Sprintf("stopped at the %v time limit after %d of %d operations", o.cfg.MaxExecutionTime, res.Operations, run.Total())
-	}
 	counts := map[string]int64{}
 	for _, c := range clients {
 		for h, n := range c.counter.snapshot() {
@@ -110,14 +108,14 @@ func (r *runner) resultOf(p policyRun) *report.PolicyResult {
 	}
 	if len(clients) == 1 {
 		if st := clients[0].inst.stats; st != nil {
-			pr.PolicyStats = st()
+			pr.PolicyStats = report.JSONView(st())
 		}
 	} else if clients[0].inst.stats != nil {
 		all := make([]any, len(clients))
 		for i, c := range clients {
 			all[i] = c.inst.stats()
 		}
-		pr.PolicyStats = all
+		pr.PolicyStats = report.JSONView(all)
 	}
 	return pr
 }

@@ -57,7 +57,7 @@ func TestSignalVariantsGetTheirSignalOnly(t *testing.T) {
 		case map[string]any:
 			hosts, _ = st["hosts"].([]any)
 			sl, _ := st["server_load"].(map[string]any)
-			if want != "poll" || sl == nil || sl["Samples"].(float64) < 3 {
+			if want != "poll" || sl == nil || sl["samples"].(float64) < 3 {
 				t.Errorf("%s: server_load stats %v", res.Policy, sl)
 			}
 		}
@@ -66,9 +66,9 @@ func TestSignalVariantsGetTheirSignalOnly(t *testing.T) {
 		}
 		for _, h := range hosts {
 			hm := h.(map[string]any)
-			fb, sl := hm["HasFeedback"].(bool), hm["HasServerLoad"].(bool)
+			fb, sl := hm["has_feedback"].(bool), hm["has_server_load"].(bool)
 			if fb != (want == "payload") || sl != (want == "poll") {
-				t.Errorf("%s (%s): host %v HasFeedback %v HasServerLoad %v", res.Policy, want, hm["Address"], fb, sl)
+				t.Errorf("%s (%s): host %v HasFeedback %v HasServerLoad %v", res.Policy, want, hm["address"], fb, sl)
 			}
 		}
 		var reqs int64
@@ -116,19 +116,19 @@ func TestTailTermFlag(t *testing.T) {
 		// R_s pulled toward the other hosts' mean (tracker.Config
 		// ForgetAfter), so the expected score uses that R_s, computed from
 		// the snapshot's SinceResponse.
-		forget := float64(tracker.DefaultConfig().ForgetAfter)
+		forget := float64(tracker.DefaultConfig().ForgetAfter.Microseconds())
 		checked := 0
 		for i, h := range hosts {
 			hm := h.(map[string]any)
-			r, score := hm["ResponseTime"].(float64), hm["Score"].(float64)
-			if hm["InFlight"].(float64) != 0 || hm["Orphaned"].(float64) != 0 || r <= 0 {
+			r, score := hm["response_time_us"].(float64), hm["score_us"].(float64)
+			if hm["in_flight"].(float64) != 0 || hm["orphaned"].(float64) != 0 || r <= 0 {
 				continue
 			}
 			rs := r
-			if since := hm["SinceResponse"].(float64); since > forget {
+			if since := hm["since_response_us"].(float64); since > forget {
 				var sum, n float64
 				for j, o := range hosts {
-					if or := o.(map[string]any)["ResponseTime"].(float64); j != i && or > 0 {
+					if or := o.(map[string]any)["response_time_us"].(float64); j != i && or > 0 {
 						sum, n = sum+or, n+1
 					}
 				}
@@ -139,7 +139,7 @@ func TestTailTermFlag(t *testing.T) {
 			checked++
 			if ratio := score / rs; ratio < (1+tc.k)*0.99 || ratio > (1+tc.k)*1.01 {
 				t.Errorf("%v: host %v score %.0f = %.3f x R_s (%.0f; snapshot R_s %.0f, idle %.0f ms), want %v",
-					tc.args, hm["Address"], score, ratio, rs, r, hm["SinceResponse"].(float64)/1e6, 1+tc.k)
+					tc.args, hm["address"], score, ratio, rs, r, hm["since_response_us"].(float64)/1e3, 1+tc.k)
 			}
 		}
 		if checked == 0 {

@@ -41,18 +41,27 @@ func (r *runner) newStatus(policy string, run *clientRuns, m *ycsb.Measurements)
 	return s
 }
 
-// done prints the last status line of a phase: its average rate.
-func (s *status) done(done int64, elapsed time.Duration) {
+// done prints the last status line of a phase: how it ended and its
+// average rate.
+func (s *status) done(res ycsb.Result, done int64) {
 	if s == nil || !s.lines {
 		return
 	}
 	p99us := s.p99us()
+	elapsed := res.Elapsed
 	rate := 0.0
 	if elapsed > 0 {
 		rate = float64(done) / elapsed.Seconds()
 	}
-	fmt.Fprintf(s.w, "%s [%s] %.1f sec: %d operations, done; %.1f average ops/sec; p99 %.2f ms\n",
-		s.now().Format("2006-01-02 15:04:05"), s.policy, elapsed.Seconds(), done, rate, float64(p99us)/1000)
+	how := "done"
+	switch {
+	case res.Interrupted:
+		how = "interrupted"
+	case res.TimedOut && (s.total <= 0 || done < s.total):
+		how = "truncated by the time limit"
+	}
+	fmt.Fprintf(s.w, "%s [%s] %.1f sec: %d operations, %s; %.1f average ops/sec; p99 %.2f ms\n",
+		s.now().Format("2006-01-02 15:04:05"), s.policy, elapsed.Seconds(), done, how, rate, float64(p99us)/1000)
 }
 
 // report prints the state after elapsed with done operations.

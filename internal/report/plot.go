@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -37,6 +38,39 @@ func (ninesTicks) Ticks(min, max float64) []plot.Tick {
 	return t
 }
 
+// logTicks marks a log axis at 1, 2 and 5 times each power of ten, all
+// labelled, and at the other integer multiples unlabelled, so a range
+// within one decade (2 to 40 ms) still reads; a range narrower than two
+// such marks gets gonum's default ticks.
+type logTicks struct{}
+
+func (logTicks) Ticks(min, max float64) []plot.Tick {
+	if !(min > 0 && max > min) {
+		return plot.DefaultTicks{}.Ticks(min, max)
+	}
+	var t []plot.Tick
+	labelled := 0
+	for e := math.Floor(math.Log10(min)); e <= math.Ceil(math.Log10(max)); e++ {
+		pow := math.Pow(10, e)
+		for m := 1.0; m <= 9; m++ {
+			v := m * pow
+			if v < min*(1-1e-9) || v > max*(1+1e-9) {
+				continue
+			}
+			tick := plot.Tick{Value: v}
+			if m == 1 || m == 2 || m == 5 {
+				tick.Label = strconv.FormatFloat(v, 'g', -1, 64)
+				labelled++
+			}
+			t = append(t, tick)
+		}
+	}
+	if labelled < 2 {
+		return plot.DefaultTicks{}.Ticks(min, max)
+	}
+	return t
+}
+
 // LatencyPercentilePlot draws latency (ms, log scale) against percentile on
 // a nines scale, one line per policy.
 func (r *Report) LatencyPercentilePlot() (*plot.Plot, error) {
@@ -46,7 +80,7 @@ func (r *Report) LatencyPercentilePlot() (*plot.Plot, error) {
 	p.Y.Label.Text = "latency (ms)"
 	p.X.Tick.Marker = ninesTicks{}
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Tick.Marker = logTicks{}
 	p.Legend.Top = true
 	p.Legend.Left = true
 	var args []any
@@ -82,7 +116,7 @@ func (r *Report) LatencySeriesPlot() *plot.Plot {
 	p.X.Label.Text = "time since run start (s)"
 	p.Y.Label.Text = "latency (ms)"
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Tick.Marker = logTicks{}
 	p.Legend.Top = true
 	p.Legend.Left = true
 	lines := 0

@@ -56,10 +56,16 @@ type PolicyResult struct {
 	Series        []ycsb.SeriesPoint `json:"latency_series,omitempty"`
 	Run           ycsb.Result        `json:"run"`
 	Extra         []ycsb.Result      `json:"extra_workloads,omitempty"` // e.g. the update-heavy workload of workload-shift
-	Interrupted   bool               `json:"interrupted,omitempty"`
-	Note          string             `json:"note,omitempty"`
+	// Interrupted: stopped by Ctrl-C before all operations were done;
+	// Truncated: stopped by the time limit (-duration, maxexecutiontime).
+	// Either way Operations of OperationsAsked were done.
+	Interrupted     bool   `json:"interrupted,omitempty"`
+	Truncated       bool   `json:"truncated,omitempty"`
+	OperationsAsked int64  `json:"operations_asked,omitempty"` // 0 = unbounded
+	Note            string `json:"note,omitempty"`
 	// PolicyStats is the policy's own per-host view at the end of the run
-	// (tailroute's policy.Stats), when it has one.
+	// (tailroute's policy.Stats; a hedged policy's "hedging" counters), when
+	// it has one, as JSONView writes it (snake_case, units in the names).
 	PolicyStats any `json:"policy_stats,omitempty"`
 	// ClientOps are the operations each client completed, in client order
 	// (one entry per client of Report.Clients).
@@ -231,7 +237,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	for _, res := range r.Results {
 		l := res.Latency
 		name := res.Policy
-		if res.Interrupted {
+		if res.Interrupted || res.Truncated {
 			name += "*"
 		}
 		row := []string{name, fmt.Sprintf("%.0f", res.Throughput), msf(l.MeanUs), ms(l.P50Us), ms(l.P90Us),
@@ -253,10 +259,16 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, res := range r.Results {
-		if res.Interrupted {
-			_, err := fmt.Fprintln(w, "* interrupted: partial measurement")
+	if legend := nodeLegend(hosts); legend != "" {
+		if _, err := fmt.Fprintln(w, legend); err != nil {
 			return err
+		}
+	}
+	for _, res := range r.Results {
+		if line := res.partial(); line != "" {
+			if _, err := fmt.Fprintf(w, "* %s: %s\n", res.Policy, line); err != nil {
+				return err
+			}
 		}
 	}
 	if err := r.writeHedging(w); err != nil {
@@ -282,6 +294,21 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
+// nodeLegend names the IP of each node column shortHost abbreviated
+// ("nodes: n1 = 127.0.0.1, ..."); "" when none was.
+func nodeLegend(hosts []string) string {
+	var parts []string
+	for _, h := range hosts {
+		if s := shortHost(h); s != h {
+			parts = append(parts, s+" = "+h)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "nodes: " + strings.Join(parts, ", ")
+}
+
 // shortHost abbreviates 127.0.0.3 to .3 for table headers when unambiguous.
 func shortHost(h string) string {
 	if i := strings.LastIndexByte(h, '.'); strings.HasPrefix(h, "127.") && i >= 0 {
@@ -303,4 +330,21 @@ func hostLess(a, b string) bool {
 		}
 	}
 	return a < b
+}
+
+// partial says why a run is a partial measurement ("" when it is not).
+func (res *PolicyResult) partial() string {
+	how := ""
+	switch {
+	case res.Interrupted:
+		how = "interrupted"
+	case res.Truncated:
+		how = "truncated by the time limit"
+	default:
+		return ""
+	}
+	if res.OperationsAsked > 0 {
+		return fmt.Sprintf("%s after %d of %d operations: partial measurement", how, res.Operations, res.OperationsAsked)
+	}
+	return fmt.Sprintf("%s after %d operations: partial measurement", how, res.Operations)
 }

@@ -131,3 +131,46 @@ func TestHedgeStats(t *testing.T) {
 	assert.Contains(t, b.String(), "tailroute+hedge hedging: armed 1850, fired 50 (2.50% extra requests), won 25, lost 23; suppressed: budget 50, losing 5, burst 3, queueing 7, target_slow 40, too_few_hosts 1\n")
 	assert.Equal(t, 1, strings.Count(b.String(), "hedging:"), "no line for the unhedged policy")
 }
+
+// TestLogTicksReadable: the latency axes label 1, 2 and 5 times each power
+// of ten, so a range within one decade shows several labels (gonum's
+// LogTicks labelled only 10 between 2 and 40 ms).
+func TestLogTicksReadable(t *testing.T) {
+	labels := func(min, max float64) []string {
+		var out []string
+		for _, tk := range (logTicks{}).Ticks(min, max) {
+			if tk.Label != "" {
+				out = append(out, tk.Label)
+			}
+		}
+		return out
+	}
+	if got := labels(2, 40); strings.Join(got, " ") != "2 5 10 20" {
+		t.Errorf("2..40 ms: labels %v", got)
+	}
+	if got := labels(0.3, 700); strings.Join(got, " ") != "0.5 1 2 5 10 20 50 100 200 500" {
+		t.Errorf("0.3..700 ms: labels %v", got)
+	}
+	if got := labels(3, 4.5); len(got) < 2 {
+		t.Errorf("3..4.5 ms: labels %v, want the default ticks' (at least 2)", got)
+	}
+	r := &Report{Scenario: "s", Workload: "b", Results: []PolicyResult{sample("a", 1)}}
+	if p := r.LatencySeriesPlot(); p == nil {
+		t.Fatal("no series plot")
+	} else if _, ok := p.Y.Tick.Marker.(logTicks); !ok {
+		t.Errorf("latency-over-time y ticks: %T", p.Y.Tick.Marker)
+	}
+}
+
+// TestNodeColumnsNamed: the table's abbreviated node columns are named
+// with their IPs in a legend line.
+func TestNodeColumnsNamed(t *testing.T) {
+	r := &Report{Scenario: "s", Workload: "b", Threads: 1, Results: []PolicyResult{sample("a", 1)}}
+	var b bytes.Buffer
+	if err := r.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "nodes: n1 = 127.0.0.1, n2 = 127.0.0.2") {
+		t.Errorf("no node legend:\n%s", b.String())
+	}
+}

@@ -229,14 +229,6 @@ func (r *Router[H, S]) Pick(q Query) func() S {
 	return next
 }
 
-// LateCallSeen reports whether a plan was asked for a host after its
-// execution ended (the driver's own speculative execution); setting it
-// false again is for tests.
-func (r *Router[H, S]) LateCallSeen() bool { return r.lateSeen.Load() }
-
-// ForgetLateCall clears LateCallSeen (tests of the pooled worst case).
-func (r *Router[H, S]) ForgetLateCall() { r.lateSeen.Store(false) }
-
 // Routable reports whether token information (a ring) is known; without
 // it a query's routing key is not needed.
 func (r *Router[H, S]) Routable() bool { return r.tbl.Load().ring != nil }

@@ -68,16 +68,6 @@ func (s *Selection[H, S]) Mark(err error) {
 	}
 }
 
-// Plan returns the plan state behind a selection, for tests of the pooled
-// state: its Refs and whether it is Live (not recycled).
-func (s *Selection[H, S]) Plan() interface {
-	Refs() int32
-	Live() bool
-	Pooled() bool
-} {
-	return s.st
-}
-
 // Refs is the number of references an idempotent plan holds.
 func (st *queryState[H, S]) Refs() int32 { return st.refs.Load() }
 
@@ -87,6 +77,3 @@ func (st *queryState[H, S]) Live() bool { return st.tbl != nil }
 // Pooled reports whether the state is recycled into the pool (false with
 // WithDriverSpeculation or after a late call).
 func (st *queryState[H, S]) Pooled() bool { return !st.noPool }
-
-// PlanTickets is the number of NextHost tickets per pooled state.
-const PlanTickets = planTickets

@@ -3,6 +3,7 @@ package route
 import (
 	"errors"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -42,7 +43,31 @@ func TestSessions(t *testing.T) {
 	assert.True(t, g.Refuse(err))
 	assert.False(t, g.Refuse(errors.New("again")), "the first refusal stays")
 	assert.Same(t, err, g.Err())
+	assert.Same(t, err, g.Err(), "the refusal stays reported")
 	s2.closed = true
-	assert.False(t, g.Admit(s3, forget, refuse), "nothing is served after a refusal")
-	assert.Equal(t, 1, forgot)
+	s4 := &fakeSession{}
+	assert.True(t, g.Admit(s4, forget, refuse), "a new session once the served one closed")
+	assert.Equal(t, 2, forgot)
+	assert.Same(t, err, g.Err(), "the refusal stays reported")
+}
+
+// stmt is a driver statement as both drivers shape theirs: the session in
+// an unexported pointer field named session.
+type stmt struct {
+	stmt    string
+	session *fakeSession
+}
+
+func TestServes(t *testing.T) {
+	var g Sessions[fakeCfg, fakeSession, *fakeSession]
+	s1, s2 := &fakeSession{}, &fakeSession{}
+	assert.True(t, g.Admit(s1, func() {}, func() {}))
+	assert.True(t, g.Serves(&stmt{session: s2}), "every query is served until a session is refused")
+	assert.False(t, g.Admit(s2, func() {}, func() { g.Refuse(errors.New("second")) }))
+	assert.True(t, g.Serves(&stmt{session: s1}), "the served session keeps its hosts")
+	assert.False(t, g.Serves(&stmt{session: s2}), "the refused session gets none")
+	assert.True(t, g.Serves(nil), "a query whose session cannot be told is served")
+	assert.True(t, g.Serves(&struct{ x int }{}), "a statement without a session field is served")
+	assert.Equal(t, unsafe.Pointer(s1), SessionOf(&stmt{session: s1}))
+	assert.Nil(t, SessionOf(stmt{session: s1}), "not a pointer")
 }

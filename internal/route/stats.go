@@ -16,6 +16,7 @@ func (r *Router[H, S]) Stats() []HostStats {
 	t := r.tbl.Load()
 	now := r.clock.Now()
 	out := make([]HostStats, 0, len(t.hosts))
+	interval := r.tr.Config().Rate.Interval
 	for _, e := range t.hosts {
 		v := e.h.View(now)
 		out = append(out, HostStats{
@@ -29,6 +30,7 @@ func (r *Router[H, S]) Stats() []HostStats {
 			Busy:         v.Busy(int64(r.cfg.BusyInFlight), r.cfg.BusyNoResponse),
 			WithinRate:   e.h.WithinRate(now),
 			Stalled:      r.stalled(v),
+			RateInterval: interval,
 		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Address < out[j].Address })

@@ -31,7 +31,7 @@ func (r *Router[H, S]) AddHosts(hosts []H) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, info := range hosts {
-		if info == zero {
+		if info == zero || r.foreign(info) {
 			continue
 		}
 		id := hostID(info)
@@ -58,7 +58,7 @@ func (r *Router[H, S]) AddHosts(hosts []H) {
 // RemoveHost forgets a host.
 func (r *Router[H, S]) RemoveHost(host H) {
 	var zero H
-	if host == zero {
+	if host == zero || r.foreign(host) {
 		return
 	}
 	id := hostID(host)
@@ -78,7 +78,7 @@ func (r *Router[H, S]) RemoveHost(host H) {
 // (track.Host.Reset).
 func (r *Router[H, S]) HostUp(host H) {
 	var zero H
-	if host == zero {
+	if host == zero || r.foreign(host) {
 		return
 	}
 	e := r.entry(hostID(host))
@@ -95,7 +95,7 @@ func (r *Router[H, S]) HostUp(host H) {
 // in-flight count is reset.
 func (r *Router[H, S]) HostDown(host H) {
 	var zero H
-	if host == zero {
+	if host == zero || r.foreign(host) {
 		return
 	}
 	if e := r.entry(hostID(host)); e != nil {
@@ -125,7 +125,7 @@ func (r *Router[H, S]) Host(host H) *track.Host {
 // driver's query observer).
 func (r *Router[H, S]) Observe(host H, latency time.Duration, o track.Outcome) {
 	var zero H
-	if host == zero {
+	if host == zero || r.foreign(host) {
 		return
 	}
 	if e := r.entry(hostID(host)); e != nil {
@@ -210,15 +210,20 @@ func (r *Router[H, S]) loadKeyspace(ks string, force bool) *ksEntry {
 	return e
 }
 
-// Refuse makes the router serve no hosts from now on (a second session
-// shared the policy).
-func (r *Router[H, S]) Refuse() {
-	if r.refused.Swap(true) {
-		return
+// Refuse tells the router that a second session shares the policy: from
+// now on a host event (add, remove, up, down) about a known host given as
+// another host value than the one held is that session's and is ignored,
+// so the served session's hosts stay as it reports them.
+func (r *Router[H, S]) Refuse() { r.refused.Store(true) }
+
+// foreign reports whether host is another session's value of a known host
+// (only after Refuse).
+func (r *Router[H, S]) foreign(host H) bool {
+	if !r.refused.Load() {
+		return false
 	}
-	r.mu.Lock()
-	r.rebuildLocked()
-	r.mu.Unlock()
+	e := r.entry(hostID(host))
+	return e != nil && e.info != host
 }
 
 // ForgetHosts drops every host and keyspace placement (a new session after
@@ -238,10 +243,6 @@ func (r *Router[H, S]) ForgetHosts() {
 
 // rebuildLocked builds a new table from r.entries (r.mu held).
 func (r *Router[H, S]) rebuildLocked() {
-	if r.refused.Load() {
-		r.tbl.Store(&hostTable[H]{byID: map[string]int32{}, ks: map[string]*ksEntry{}})
-		return
-	}
 	r.resolveLocalDCLocked()
 	t := &hostTable[H]{
 		hosts: append([]*hostEntry[H](nil), r.entries...),

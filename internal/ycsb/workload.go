@@ -30,6 +30,15 @@ func (o OpType) String() string {
 	return "OP(" + strconv.Itoa(int(o)) + ")"
 }
 
+// OpTypes returns every operation type, in YCSB's order.
+func OpTypes() []OpType {
+	out := make([]OpType, numOps)
+	for i := range out {
+		out[i] = OpType(i)
+	}
+	return out
+}
+
 // Field is one column value to write.
 type Field struct{ Name, Value string }
 

@@ -8,9 +8,12 @@ import (
 
 	"github.com/gocql/gocql"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/policy"
-	"github.com/tailroute/tailroute/policy/promstats"
+	policyprom "github.com/tailroute/tailroute/policy/promstats"
 	"github.com/tailroute/tailroute/sim"
+	"github.com/tailroute/tailroute/speculative"
+	hedgeprom "github.com/tailroute/tailroute/speculative/promstats"
 )
 
 // nopLogger keeps gocql's connection messages out of the example's output.
@@ -20,20 +23,13 @@ func (nopLogger) Print(...any)          {}
 func (nopLogger) Printf(string, ...any) {}
 func (nopLogger) Println(...any)        {}
 
-// Example exports a policy's per-host state and counters to Prometheus.
-// Register the collector once per policy; serve the registry as usual
-// (promhttp.HandlerFor(reg, promhttp.HandlerOpts{})). An in-process
-// simulated 3-node cluster (package sim) stands in for Cassandra so that the
-// example runs anywhere.
-func Example() {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := sim.Start(ctx, sim.Config{Nodes: 3, Model: sim.ServiceModel{ZeroService: true}})
+// connect opens a session on c routed by a new policy p, hedged by h.
+func connect(c *sim.Cluster) (*gocql.Session, *policy.Policy, *speculative.Hedger) {
+	p, err := policy.New()
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer c.Close()
-	p, err := policy.New()
+	h, err := speculative.New(tailroute.WithSource(p))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -43,16 +39,45 @@ func Example() {
 	if err := policy.Wire(cluster, p); err != nil {
 		log.Fatal(err)
 	}
-	session, err := cluster.CreateSession()
+	if err := speculative.Wire(cluster, h); err != nil {
+		log.Fatal(err)
+	}
+	s, err := cluster.CreateSession()
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer session.Close()
+	return s, p, h
+}
+
+// Example exports the policies and hedgers of two sessions (one Policy and
+// one Hedger per session) to one Prometheus registry: the session label
+// tells them apart. The two collector packages are both named promstats,
+// hence the aliases policyprom and hedgeprom. Serve the registry as usual
+// (promhttp.HandlerFor(reg, promhttp.HandlerOpts{})). An in-process
+// simulated 3-node cluster (package sim) stands in for Cassandra so that
+// the example runs anywhere.
+func Example() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := sim.Start(ctx, sim.Config{Nodes: 3, Model: sim.ServiceModel{ZeroService: true}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	orders, po, ho := connect(c)
+	defer orders.Close()
+	users, pu, hu := connect(c)
+	defer users.Close()
 
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(promstats.New(p, prometheus.Labels{"strategy": p.Strategy().String()}))
+	reg.MustRegister(
+		policyprom.New(po, policyprom.WithSession("orders")),
+		hedgeprom.New(ho, hedgeprom.WithSession("orders")),
+		policyprom.New(pu, policyprom.WithSession("users")),
+		hedgeprom.New(hu, hedgeprom.WithSession("users")),
+	)
 
-	if err := session.Query("CREATE KEYSPACE demo WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 2}").Exec(); err != nil {
+	if err := orders.Query("CREATE KEYSPACE demo WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 2}").Exec(); err != nil {
 		log.Fatal(err)
 	}
 	fams, err := reg.Gather()
@@ -60,26 +85,28 @@ func Example() {
 		log.Fatal(err)
 	}
 	for _, f := range fams {
-		fmt.Printf("%s %s series=%d\n", f.GetName(), f.GetType(), len(f.GetMetric()))
+		switch f.GetName() {
+		case "tailroute_host_up", "tailroute_demoted_total", "tailroute_host_send_rate_per_second", "tailroute_hedge_executions_total":
+			for _, m := range f.GetMetric() {
+				fmt.Printf("%s %s session=%s\n", f.GetName(), f.GetType(), m.GetLabel()[len(m.GetLabel())-1].GetValue())
+			}
+		}
 	}
-	// Output:
-	// tailroute_abandoned_total COUNTER series=1
-	// tailroute_backpressure_waits_total COUNTER series=1
-	// tailroute_host_busy GAUGE series=3
-	// tailroute_host_errors_total COUNTER series=3
-	// tailroute_host_in_flight GAUGE series=3
-	// tailroute_host_latency_seconds SUMMARY series=3
-	// tailroute_host_orphaned GAUGE series=3
-	// tailroute_host_queue_size GAUGE series=3
-	// tailroute_host_receive_rate GAUGE series=3
-	// tailroute_host_requests_total COUNTER series=3
-	// tailroute_host_response_time_seconds GAUGE series=3
-	// tailroute_host_score_seconds GAUGE series=3
-	// tailroute_host_send_rate GAUGE series=3
-	// tailroute_host_service_time_seconds GAUGE series=3
-	// tailroute_host_success_ratio GAUGE series=3
-	// tailroute_host_up GAUGE series=3
-	// tailroute_probes_total COUNTER series=1
-	// tailroute_sent_over_rate_total COUNTER series=1
-	// tailroute_unrouted_total COUNTER series=1
+	// Unordered output:
+	// tailroute_demoted_total COUNTER session=orders
+	// tailroute_demoted_total COUNTER session=users
+	// tailroute_hedge_executions_total COUNTER session=orders
+	// tailroute_hedge_executions_total COUNTER session=users
+	// tailroute_host_send_rate_per_second GAUGE session=orders
+	// tailroute_host_send_rate_per_second GAUGE session=orders
+	// tailroute_host_send_rate_per_second GAUGE session=orders
+	// tailroute_host_send_rate_per_second GAUGE session=users
+	// tailroute_host_send_rate_per_second GAUGE session=users
+	// tailroute_host_send_rate_per_second GAUGE session=users
+	// tailroute_host_up GAUGE session=orders
+	// tailroute_host_up GAUGE session=orders
+	// tailroute_host_up GAUGE session=orders
+	// tailroute_host_up GAUGE session=users
+	// tailroute_host_up GAUGE session=users
+	// tailroute_host_up GAUGE session=users
 }

@@ -47,7 +47,7 @@ func TestCollector(t *testing.T) {
 	defer inFlight.Mark(context.Canceled)
 	attempt(time.Millisecond, context.Canceled) // a losing hedge the host still serves
 
-	c := New(p, prometheus.Labels{"strategy": "c3"})
+	c := New(p, WithLabels(prometheus.Labels{"strategy": "c3"}))
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, reg.Register(c))
 	fams, err := reg.Gather()
@@ -84,7 +84,7 @@ func TestCollector(t *testing.T) {
 			}
 		}
 	}
-	assert.Equal(t, 11+1+2+5, n, "11 host gauges, 1 host summary, 2 host counters, 5 policy counters")
+	assert.Equal(t, 12+1+2+6+6, n, "12 host gauges (no server-load sample), 1 host summary, 2 host counters, 6 policy counters, 6 server-load metrics")
 	for name, typ := range types {
 		switch {
 		case name == "tailroute_host_latency_seconds":

@@ -1,9 +1,22 @@
 // Package promstats exports a speculative.Hedger's counters and current
-// settings as Prometheus metrics, read from Hedger.Stats at scrape time. It
-// is a separate package so that speculative does not depend on the
-// Prometheus client.
+// settings as Prometheus metrics, read from Hedger.Stats at scrape time (no
+// background goroutine, nothing on the request path). It serves the v1 and
+// v2 hedgers and imports neither driver; it is a separate package so that
+// speculative does not depend on the Prometheus client.
 //
-//	reg.MustRegister(promstats.New(h, prometheus.Labels{"session": "main"}))
+// Every metric carries a session label (WithSession, default "default"), so
+// the collectors of several hedgers register side by side in one registry.
+// The policy's collector is also a package promstats
+// (github.com/tailroute/tailroute/policy/promstats); importing both, alias
+// them:
+//
+//	import (
+//		policyprom "github.com/tailroute/tailroute/policy/promstats"
+//		hedgeprom "github.com/tailroute/tailroute/speculative/promstats"
+//	)
+//
+//	reg.MustRegister(policyprom.New(p, policyprom.WithSession("orders")))
+//	reg.MustRegister(hedgeprom.New(h, hedgeprom.WithSession("orders")))
 //
 // Counters (names end in _total, Prometheus naming conventions):
 // tailroute_hedge_executions_total, _eligible_total, _armed_total,
@@ -11,6 +24,6 @@
 // reason = "budget" (long-run budget spent), "burst" (the burst cap),
 // "too_few_hosts"; _burst_lifted_total (over the burst cap, armed because
 // a host was stalled), _no_target_total, _unreserved_total. Gauges:
-// tailroute_hedge_in_flight, _delay_seconds, _quantile,
+// tailroute_hedge_in_flight, _delay_seconds, _quantile (0..1),
 // _window_requests, _window_hedges, _reserved.
 package promstats

@@ -3,6 +3,7 @@ package promstats
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/tailroute/tailroute"
+	"github.com/tailroute/tailroute/internal/promlabels"
 )
 
 // StatsSource is what a Collector reads: *speculative.Hedger (gocql v1)
@@ -21,9 +22,21 @@ type Collector struct {
 	targetWait, budgetScale                                   *prometheus.Desc
 }
 
-// New returns a collector for h. constLabels (may be nil) are added to every
-// metric, e.g. {"session": "main"}.
-func New(h StatsSource, constLabels prometheus.Labels) *Collector {
+// Option configures a Collector's labels (WithSession, WithLabels; the
+// same type as policy/promstats' Option).
+type Option = promlabels.Option
+
+// WithSession sets the session label of every metric (default "default"):
+// give each hedger registered in one registry its own.
+func WithSession(name string) Option { return promlabels.WithSession(name) }
+
+// WithLabels adds constant labels to every metric, e.g. {"driver": "v2"};
+// collectors registered together must use the same label names.
+func WithLabels(l prometheus.Labels) Option { return promlabels.WithLabels(l) }
+
+// New returns a collector for h.
+func New(h StatsSource, opts ...Option) *Collector {
+	constLabels := promlabels.Const(opts)
 	d := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc("tailroute_hedge_"+name, help, labels, constLabels)
 	}

@@ -41,7 +41,7 @@ func TestCollector(t *testing.T) {
 	first.Mark(nil) // the loser, cancelled
 
 	reg := prometheus.NewPedanticRegistry()
-	require.NoError(t, reg.Register(New(h, prometheus.Labels{"session": "s1"})))
+	require.NoError(t, reg.Register(New(h, WithSession("s1"))))
 	fams, err := reg.Gather()
 	require.NoError(t, err)
 	got := map[string]float64{}

@@ -1,4 +1,4 @@
-package policy
+package route
 
 import (
 	"context"
@@ -7,31 +7,24 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/gocql/gocql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tailroute/tailroute"
-	"github.com/tailroute/tailroute/internal/route"
 )
 
 // stateOf returns the plan state behind a host handed out by Pick's iterator.
-func stateOf(t *testing.T, h gocql.SelectedHost) interface {
-	Refs() int32
-	Live() bool
-	Pooled() bool
-} {
+func stateOf(t *testing.T, h sel) *queryState[*testHost, any] {
 	t.Helper()
-	s, ok := h.(*route.Selection[*gocql.HostInfo, gocql.SelectedHost])
-	require.True(t, ok)
-	return s.Plan()
+	require.NotNil(t, h)
+	return h.st
 }
 
 // TestIdempotentStateLivesUntilLastMark: a speculative execution's state is
 // recycled only once the first Mark(nil) happened and every host handed out
 // had its last Mark; a loser still running keeps it.
 func TestIdempotentStateLivesUntilLastMark(t *testing.T) {
-	p, _, _ := testPolicy(t, 3, tailroute.WithRateControl(false))
-	next := p.Pick(&fakeQuery{idempotent: true})
+	p, _, _ := testRouter(t, 3, tailroute.WithRateControl(false))
+	next := pick(p, Query{Idempotent: true})
 	a := next()
 	b := next() // the hedge
 	st := stateOf(t, a)
@@ -47,7 +40,7 @@ func TestIdempotentStateLivesUntilLastMark(t *testing.T) {
 	a.Mark(nil) // its retry ends, cancelled
 	assert.EqualValues(t, 0, st.Refs())
 	assert.False(t, st.Live(), "recycled at the last reference")
-	for _, s := range p.r.Tracker().Snapshot() {
+	for _, s := range p.Tracker().Snapshot() {
 		assert.EqualValues(t, 0, s.InFlight, s.ID)
 	}
 }
@@ -56,8 +49,8 @@ func TestIdempotentStateLivesUntilLastMark(t *testing.T) {
 // for the retry on the next host, which may come after another attempt's
 // Mark(nil) only while that failed attempt holds its reference.
 func TestIdempotentRetryKeepsPlan(t *testing.T) {
-	p, _, _ := testPolicy(t, 3, tailroute.WithRateControl(false))
-	next := p.Pick(&fakeQuery{idempotent: true})
+	p, _, _ := testRouter(t, 3, tailroute.WithRateControl(false))
+	next := pick(p, Query{Idempotent: true})
 	a := next()
 	st := stateOf(t, a)
 	a.Mark(errors.New("overloaded"))
@@ -72,8 +65,8 @@ func TestIdempotentRetryKeepsPlan(t *testing.T) {
 // TestCanceledMarkReleasesHostNotPlan: a wrapper giving back a host it pulled
 // but did not use (Mark(context.Canceled)) keeps the plan usable.
 func TestCanceledMarkReleasesHostNotPlan(t *testing.T) {
-	p, _, _ := testPolicy(t, 3, tailroute.WithRateControl(false))
-	next := p.Pick(&fakeQuery{idempotent: true})
+	p, _, _ := testRouter(t, 3, tailroute.WithRateControl(false))
+	next := pick(p, Query{Idempotent: true})
 	a := next()
 	st := stateOf(t, a)
 	a.Mark(context.Canceled)
@@ -93,8 +86,8 @@ func TestCanceledMarkReleasesHostNotPlan(t *testing.T) {
 // checks the reference counting; the tracker must end with nothing in
 // flight.
 func TestConcurrentSpeculativeExecutions(t *testing.T) {
-	p, _, _ := testPolicy(t, 4, tailroute.WithRateControl(false))
-	q := &fakeQuery{idempotent: true}
+	p, _, _ := testRouter(t, 4, tailroute.WithRateControl(false))
+	q := Query{Idempotent: true}
 	var wg sync.WaitGroup
 	for g := 0; g < 16; g++ {
 		wg.Add(1)
@@ -102,11 +95,11 @@ func TestConcurrentSpeculativeExecutions(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < 300; i++ {
 				var mu sync.Mutex // gocql serialises one execution's NextHost calls
-				next := p.Pick(q)
-				call := func() gocql.SelectedHost { mu.Lock(); defer mu.Unlock(); return next() }
+				next := pick(p, q)
+				call := func() sel { mu.Lock(); defer mu.Unlock(); return next() }
 				primary, hedge := call(), call()
 				var inner sync.WaitGroup
-				attempt := func(h gocql.SelectedHost, mode int) {
+				attempt := func(h sel, mode int) {
 					defer inner.Done()
 					switch mode {
 					case 1: // retried on the same host
@@ -129,7 +122,7 @@ func TestConcurrentSpeculativeExecutions(t *testing.T) {
 		}(g)
 	}
 	wg.Wait()
-	for _, s := range p.r.Tracker().Snapshot() {
+	for _, s := range p.Tracker().Snapshot() {
 		assert.EqualValues(t, 0, s.InFlight, s.ID)
 	}
 }
@@ -139,24 +132,24 @@ func TestConcurrentSpeculativeExecutions(t *testing.T) {
 // host, also once the state serves another execution, and leaves that
 // execution's plan alone.
 func TestLateCallGetsNoHost(t *testing.T) {
-	p, _, _ := testPolicy(t, 3, tailroute.WithRateControl(false))
+	p, _, _ := testRouter(t, 3, tailroute.WithRateControl(false))
 	for _, idem := range []bool{true, false} {
-		q := &fakeQuery{idempotent: idem}
-		next := p.Pick(q)
+		q := Query{Idempotent: idem}
+		next := pick(p, q)
 		a := next()
 		st := stateOf(t, a)
 		a.Mark(nil)
 		assert.Nil(t, next(), "late call on a recycled state")
 		// The late call turned pooling of idempotent states off (the
 		// driver-speculation safeguard); this test is about the tickets.
-		p.r.ForgetLateCall()
+		p.lateSeen.Store(false)
 
 		// The pool hands the recycled state out again: sync.Pool promises
 		// nothing (the goroutine may move to another P, and the race
 		// detector's pool drops items), so ask a few times.
 		reused := false
 		for try := 0; try < 8 && !reused; try++ {
-			next2 := p.Pick(&fakeQuery{idempotent: true})
+			next2 := pick(p, Query{Idempotent: true})
 			assert.Nil(t, next(), "late call on a state serving another execution")
 			var got []string
 			for h := next2(); h != nil; h = next2() {
@@ -170,7 +163,7 @@ func TestLateCallGetsNoHost(t *testing.T) {
 			assert.True(t, reused, "the recycled state was reused")
 		}
 	}
-	for _, s := range p.r.Tracker().Snapshot() {
+	for _, s := range p.Tracker().Snapshot() {
 		assert.EqualValues(t, 0, s.InFlight, s.ID)
 	}
 }
@@ -191,8 +184,8 @@ func TestDriverSpeculationLateCalls(t *testing.T) {
 }
 
 func driverSpeculationLateCalls(t *testing.T, forget bool, opts ...tailroute.Option) {
-	p, _, _ := testPolicy(t, 4, append([]tailroute.Option{tailroute.WithRateControl(false)}, opts...)...)
-	q := &fakeQuery{idempotent: true}
+	p, _, _ := testRouter(t, 4, append([]tailroute.Option{tailroute.WithRateControl(false)}, opts...)...)
+	q := Query{Idempotent: true}
 	var late atomic.Int64
 	var wg sync.WaitGroup
 	for g := 0; g < 16; g++ {
@@ -201,11 +194,11 @@ func driverSpeculationLateCalls(t *testing.T, forget bool, opts ...tailroute.Opt
 			defer wg.Done()
 			for i := 0; i < 200; i++ {
 				var mu sync.Mutex
-				next := p.Pick(q)
+				next := pick(p, q)
 				if forget {
-					p.r.ForgetLateCall()
+					p.lateSeen.Store(false)
 				}
-				call := func() gocql.SelectedHost { mu.Lock(); defer mu.Unlock(); return next() }
+				call := func() sel { mu.Lock(); defer mu.Unlock(); return next() }
 				var inner sync.WaitGroup
 				chain := func() {
 					defer inner.Done()
@@ -223,7 +216,7 @@ func driverSpeculationLateCalls(t *testing.T, forget bool, opts ...tailroute.Opt
 		}()
 	}
 	wg.Wait()
-	for _, s := range p.r.Tracker().Snapshot() {
+	for _, s := range p.Tracker().Snapshot() {
 		assert.EqualValues(t, 0, s.InFlight, s.ID)
 	}
 	t.Logf("late calls that found no host: %d", late.Load())
@@ -234,25 +227,25 @@ func driverSpeculationLateCalls(t *testing.T, forget bool, opts ...tailroute.Opt
 // host of another execution, and from then on idempotent states are not
 // pooled, so no later late call can reach a recycled state.
 func TestLateCallStopsPooling(t *testing.T) {
-	p, _, _ := testPolicy(t, 3, tailroute.WithRateControl(false))
-	q := &fakeQuery{idempotent: true}
-	next := p.Pick(q)
+	p, _, _ := testRouter(t, 3, tailroute.WithRateControl(false))
+	q := Query{Idempotent: true}
+	next := pick(p, q)
 	a := next()
 	st := stateOf(t, a)
 	a.Mark(nil) // the result: the state is recycled
-	require.False(t, p.r.LateCallSeen())
+	require.False(t, p.lateSeen.Load())
 	assert.Nil(t, next(), "a late call finds no host")
-	assert.True(t, p.r.LateCallSeen(), "the late call is seen")
+	assert.True(t, p.lateSeen.Load(), "the late call is seen")
 
-	for i := 0; i < 4*route.PlanTickets; i++ {
-		n := p.Pick(q)
+	for i := 0; i < 4*planTickets; i++ {
+		n := pick(p, q)
 		h := n()
 		require.NotNil(t, h)
 		assert.NotSame(t, st, stateOf(t, h), "no pooled state after a late call")
 		assert.True(t, !stateOf(t, h).Pooled())
 		h.Mark(nil)
 	}
-	nq := p.Pick(&fakeQuery{idempotent: false}) // sequential plans stay pooled
+	nq := pick(p, Query{Idempotent: false}) // sequential plans stay pooled
 	h := nq()
 	require.NotNil(t, h)
 	assert.False(t, !stateOf(t, h).Pooled())
@@ -263,19 +256,19 @@ func TestLateCallStopsPooling(t *testing.T) {
 // plan after the first Mark(nil) while a loser still holds the state (so it
 // is not recycled) is served from its own plan and marks the policy.
 func TestLateCallAfterResultOnLiveState(t *testing.T) {
-	p, _, _ := testPolicy(t, 3, tailroute.WithRateControl(false))
-	next := p.Pick(&fakeQuery{idempotent: true})
+	p, _, _ := testRouter(t, 3, tailroute.WithRateControl(false))
+	next := pick(p, Query{Idempotent: true})
 	a := next()
 	b := next()
 	b.Mark(nil) // result decided; a still runs
 	c := next() // gocql's late speculative attempt
-	assert.True(t, p.r.LateCallSeen())
+	assert.True(t, p.lateSeen.Load())
 	if c != nil {
 		assert.Same(t, stateOf(t, a), stateOf(t, c), "its own plan")
 		c.Mark(context.Canceled)
 	}
 	a.Mark(nil)
-	for _, s := range p.r.Tracker().Snapshot() {
+	for _, s := range p.Tracker().Snapshot() {
 		assert.EqualValues(t, 0, s.InFlight, s.ID)
 	}
 }
@@ -285,11 +278,11 @@ func TestLateCallAfterResultOnLiveState(t *testing.T) {
 // execution, so the two call one iterator concurrently; the state's lock
 // keeps that race-free and every host handed out is ended once.
 func TestWrappedTicketIsRaceFree(t *testing.T) {
-	p, _, _ := testPolicy(t, 4, tailroute.WithRateControl(false))
+	p, _, _ := testRouter(t, 4, tailroute.WithRateControl(false))
 	for round := 0; round < 50; round++ {
-		next := p.Pick(&fakeQuery{idempotent: true})
+		next := pick(p, Query{Idempotent: true})
 		var wg sync.WaitGroup
-		got := make(chan gocql.SelectedHost, 2)
+		got := make(chan sel, 2)
 		for g := 0; g < 2; g++ { // the execution and the wrapped late call
 			wg.Add(1)
 			go func() { defer wg.Done(); got <- next() }()
@@ -302,7 +295,7 @@ func TestWrappedTicketIsRaceFree(t *testing.T) {
 			}
 		}
 	}
-	for _, s := range p.r.Tracker().Snapshot() {
+	for _, s := range p.Tracker().Snapshot() {
 		assert.EqualValues(t, 0, s.InFlight, s.ID)
 	}
 }

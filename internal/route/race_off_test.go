@@ -1,5 +1,5 @@
 //go:build !race
 
-package policy
+package route
 
 const raceEnabled = false

@@ -1,0 +1,284 @@
+package route
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute"
+	"github.com/tailroute/tailroute/internal/track"
+	"github.com/tailroute/tailroute/tracker"
+)
+
+func TestDownHostsNeverFirst(t *testing.T) {
+	for _, s := range []tailroute.Strategy{tailroute.C3, tailroute.P2C, tailroute.RoundRobin} {
+		t.Run(s.String(), func(t *testing.T) {
+			p, hosts, _ := testRouter(t, 3, tailroute.WithStrategy(s))
+			p.HostDown(hosts[1])
+			q := Query{}
+			for i := 0; i < 300; i++ {
+				pl := plan(p, q)
+				require.Len(t, pl, 2, "down host is not in the plan at all")
+				assert.NotContains(t, pl, "h1")
+			}
+			p.HostDown(hosts[0])
+			p.HostDown(hosts[2])
+			next := pick(p, q)
+			assert.Nil(t, next(), "all down: empty plan, no panic")
+		})
+	}
+}
+
+func TestRecoveredHostGetsTraffic(t *testing.T) {
+	p, hosts, clk := testRouter(t, 3)
+	q := Query{}
+	// h1 was slow and failing before it went down
+	h1 := p.Tracker().Host("h1")
+	for i := 0; i < 50; i++ {
+		h1.Observe(p.Tracker().Now(), 50*time.Millisecond, track.Failure)
+		p.Tracker().Host("h0").Observe(p.Tracker().Now(), time.Millisecond, track.Success)
+		p.Tracker().Host("h2").Observe(p.Tracker().Now(), time.Millisecond, track.Success)
+	}
+	first := map[string]int{}
+	for i := 0; i < 300; i++ {
+		first[plan(p, q)[0]]++
+	}
+	assert.Less(t, first["h1"], 15, "slow failing host is avoided (only probes): %v", first)
+	p.HostDown(hosts[1])
+	clk.Advance(5 * time.Second)
+	p.HostUp(hosts[1])
+	first = map[string]int{}
+	for i := 0; i < 300; i++ {
+		first[plan(p, q)[0]]++
+	}
+	assert.Greater(t, first["h1"], 60, "recovered host is a clean slate and gets traffic: %v", first)
+}
+
+func TestStaleHostIsProbed(t *testing.T) {
+	p, _, clk := testRouter(t, 3, tailroute.WithProbe(0.05, time.Second), tailroute.WithRateControl(false))
+	tr := p.Tracker()
+	tr.Host("h1").Observe(tr.Now(), 100*time.Millisecond, track.Success) // looks very slow
+	q := Query{}
+	n := 0
+	for i := 0; i < 2000; i++ {
+		next := pick(p, q)
+		h := next()
+		if id(h) == "h1" {
+			n++
+		}
+		clk.Advance(time.Millisecond) // 1ms per request, instant responses
+		h.Mark(nil)
+	}
+	// h1 gets probed about once per second of its staleness: a handful of
+	// requests in 2s, not zero and not a fair share
+	assert.GreaterOrEqual(t, n, 1)
+	assert.Less(t, n, 40)
+	assert.GreaterOrEqual(t, p.Counters().Probes, uint64(1))
+}
+
+func TestHerdSpreadOfFirstPicks(t *testing.T) {
+	for _, s := range []tailroute.Strategy{tailroute.C3, tailroute.P2C, tailroute.RoundRobin} {
+		t.Run(s.String(), func(t *testing.T) {
+			p, _, _ := testRouter(t, 3, tailroute.WithStrategy(s))
+			q := Query{}
+			first := map[string]int{}
+			const n = 3000
+			for i := 0; i < n; i++ {
+				// identical hosts, nothing outstanding: only tie-breaking decides
+				next := pick(p, q)
+				h := next()
+				first[id(h)]++
+				h.Mark(nil)
+				for _, hs := range p.Tracker().Hosts() {
+					hs.Reset() // keep the hosts identical
+				}
+			}
+			for _, h := range []string{"h0", "h1", "h2"} {
+				assert.InDelta(t, n/3, first[h], n/10, "%s: %v", h, first)
+			}
+		})
+	}
+}
+
+func TestC3PrefersFastHostAndCountsInFlight(t *testing.T) {
+	p, _, clk := testRouter(t, 3, tailroute.WithRateControl(false), tailroute.WithProbe(0, time.Second))
+	tr := p.Tracker()
+	for i := 0; i < 20; i++ {
+		tr.Host("h0").Observe(tr.Now(), time.Millisecond, track.Success)
+		tr.Host("h1").Observe(tr.Now(), 5*time.Millisecond, track.Success)
+		tr.Host("h2").Observe(tr.Now(), 2*time.Millisecond, track.Success)
+	}
+	q := Query{}
+	// sequential, no outstanding requests: always the fastest
+	for i := 0; i < 100; i++ {
+		assert.Equal(t, "h0", plan(p, q)[0])
+	}
+	// outstanding requests on h0 (os*w in qhat^3) shift new requests away
+	var open []sel
+	first := map[string]int{}
+	for i := 0; i < 30; i++ {
+		h := pick(p, q)()
+		first[id(h)]++
+		open = append(open, h)
+	}
+	assert.Greater(t, first["h2"], 3, "%v", first)
+	assert.Greater(t, first["h0"], first["h1"], "%v", first)
+	for _, h := range open {
+		clk.Advance(time.Microsecond)
+		h.Mark(nil)
+	}
+	for _, s := range tr.Snapshot() {
+		assert.EqualValues(t, 0, s.InFlight, s.ID)
+	}
+}
+
+// TestC3WorkersLetFastHostKeepRequests: with W_s workers (polled
+// active_tasks_limit, else WithServerWorkers) a fast host with requests in
+// flight still ranks before an idle host 5x slower; with the paper's
+// single queue (W_s = 1, the default) and score one request in flight
+// already loses (with the tail term, two); a queue far beyond W_s still
+// repels.
+func TestC3WorkersLetFastHostKeepRequests(t *testing.T) {
+	setup := func(opts ...tailroute.Option) (*Router[*testHost, any], *track.Tracker) {
+		p, _, _ := testRouter(t, 2, append([]tailroute.Option{tailroute.WithRateControl(false), tailroute.WithProbe(0, time.Second), tailroute.WithJitter(0)}, opts...)...)
+		tr := p.Tracker()
+		for i := 0; i < 50; i++ {
+			tr.Host("h0").Observe(tr.Now(), 4*time.Millisecond, track.Success)
+			tr.Host("h1").Observe(tr.Now(), 20*time.Millisecond, track.Success)
+		}
+		return p, tr
+	}
+	first := func(p *Router[*testHost, any], inFlight int) string {
+		h0 := p.Tracker().Host("h0")
+		var as []track.Attempt
+		for i := 0; i < inFlight; i++ {
+			as = append(as, h0.Begin(p.Tracker().Now()))
+		}
+		defer func() {
+			for _, a := range as {
+				h0.End(a)
+			}
+		}()
+		return plan(p, Query{})[0]
+	}
+	p, _ := setup(tailroute.WithTailTerm(0))
+	assert.Equal(t, "h0", first(p, 0))
+	assert.Equal(t, "h1", first(p, 1), "W_s = 1, the paper's score: 8 x 4ms behind an idle 20ms host")
+	p, _ = setup()
+	assert.Equal(t, "h0", first(p, 1), "W_s = 1, tail term 2: (8+2) x 4ms ahead of (1+2) x 20ms")
+	assert.Equal(t, "h1", first(p, 2), "W_s = 1, tail term 2: (27+2) x 4ms behind (1+2) x 20ms")
+
+	p, _ = setup(tailroute.WithServerWorkers(4))
+	for n := 0; n <= 2; n++ {
+		assert.Equal(t, "h0", first(p, n), "W_s = 4, %d in flight", n)
+	}
+	assert.Equal(t, "h1", first(p, 12), "W_s = 4: 12 ahead is a queue")
+
+	// The polled W_s takes precedence over the option.
+	p, tr := setup()
+	tr.Host("h0").ServerWorkers(32)
+	for n := 0; n <= 10; n++ {
+		assert.Equal(t, "h0", first(p, n), "polled W_s = 32, %d in flight", n)
+	}
+	assert.Equal(t, "h1", first(p, 60), "polled W_s = 32: 60 ahead is a queue")
+}
+
+func TestP2CPicksLessLoaded(t *testing.T) {
+	p, _, _ := testRouter(t, 2, tailroute.WithStrategy(tailroute.P2C))
+	q := Query{}
+	a := p.Tracker().Host("h0").Begin(p.Tracker().Now()) // h0 has one request in flight
+	for i := 0; i < 100; i++ {
+		assert.Equal(t, []string{"h1", "h0"}, plan(p, q))
+	}
+	p.Tracker().Host("h0").End(a)
+}
+
+func TestRoundRobinRotates(t *testing.T) {
+	p, _, _ := testRouter(t, 3, tailroute.WithStrategy(tailroute.RoundRobin), tailroute.WithMaxCandidates(3))
+	q := Query{}
+	first := map[string]int{}
+	for i := 0; i < 300; i++ {
+		first[plan(p, q)[0]]++
+	}
+	// the candidate sample starts at a random host and is then rotated by a
+	// counter: exact thirds are not guaranteed, a fair spread is
+	for _, h := range []string{"h0", "h1", "h2"} {
+		assert.InDelta(t, 100, first[h], 40, "%v", first)
+	}
+}
+
+// TestBackpressureBounded: when every replica is over its sending rate the
+// request waits at most MaxBackpressureWait for the next window, then goes to
+// the best replica anyway: never dropped, never blocked for longer.
+func TestBackpressureBounded(t *testing.T) {
+	p, _, clk := testRouter(t, 3,
+		tailroute.WithRate(tracker.RateConfig{InitialRate: 1, MinRate: 1}),
+		tailroute.WithMaxBackpressureWait(2*time.Millisecond), tailroute.WithProbe(0, time.Second))
+	clk.Set(20 * time.Second) // aligned to a 20ms window
+	q := Query{}
+	var hs []sel
+	seen := map[string]bool{}
+	for i := 0; i < 3; i++ { // one token each: the three go to three different hosts
+		h := pick(p, q)()
+		seen[id(h)] = true
+		hs = append(hs, h)
+	}
+	assert.Len(t, seen, 3, "rate limit spreads requests over the replicas")
+	assert.EqualValues(t, 0, clk.Sleeps())
+	start := clk.Now()
+	h := pick(p, q)() // all over rate: waits 2ms (the window ends in 20ms), then sends anyway
+	require.NotNil(t, h)
+	assert.EqualValues(t, 1, clk.Sleeps())
+	assert.Equal(t, 2*time.Millisecond, clk.Now()-start)
+	c := p.Counters()
+	assert.EqualValues(t, 1, c.BackpressureWaits)
+	assert.EqualValues(t, 1, c.SentOverRate)
+	hs = append(hs, h)
+
+	clk.Set(20*time.Second + 19*time.Millisecond)
+	h = pick(p, q)() // 1ms before the next window: waits 1ms, then a token is free
+	assert.Equal(t, 20*time.Second+20*time.Millisecond, clk.Now())
+	assert.EqualValues(t, 1, p.Counters().SentOverRate, "token available after the wait")
+	hs = append(hs, h)
+	for _, h := range hs {
+		h.Mark(nil)
+	}
+
+	// MaxBackpressureWait 0: never waits
+	p0, _, clk0 := testRouter(t, 1, tailroute.WithRate(tracker.RateConfig{InitialRate: 1}), tailroute.WithMaxBackpressureWait(0))
+	for i := 0; i < 5; i++ {
+		h := pick(p0, q)()
+		require.NotNil(t, h)
+		h.Mark(nil)
+	}
+	assert.EqualValues(t, 0, clk0.Sleeps())
+}
+
+// TestC3WorkersNeedAnswers: W_s (here polled: 4) drains the queue only while
+// the host answers. A fast host with two requests in flight ranks before an
+// idle host 5x slower while its silence is within R_s; once it has owed
+// responses for 3 x R_s (a pause, not yet a stall) its W_s is scaled by
+// R_s/Silence and the idle host ranks first. (The paper's score: the tail
+// term has tests of its own.)
+func TestC3WorkersNeedAnswers(t *testing.T) {
+	p, _, clk := testRouter(t, 2, tailroute.WithRateControl(false), tailroute.WithProbe(0, time.Second), tailroute.WithJitter(0), tailroute.WithTailTerm(0))
+	tr := p.Tracker()
+	for i := 0; i < 50; i++ {
+		tr.Host("h0").Observe(tr.Now(), 4*time.Millisecond, track.Success)
+		tr.Host("h1").Observe(tr.Now(), 20*time.Millisecond, track.Success)
+	}
+	h0 := tr.Host("h0")
+	h0.ServerWorkers(4)
+	clk.Advance(time.Millisecond) // h0's last response lies before its requests
+	as := []track.Attempt{h0.Begin(tr.Now()), h0.Begin(tr.Now())}
+	clk.Advance(3 * time.Millisecond)
+	assert.Equal(t, "h0", plan(p, Query{})[0], "silent 3ms < R_s = 4ms: W_s = 4 holds")
+	clk.Advance(9 * time.Millisecond)
+	assert.Equal(t, "h1", plan(p, Query{})[0], "silent 12ms = 3 x R_s: W_s scaled to 4/3")
+	for _, a := range as {
+		h0.End(a)
+	}
+	h0.Observe(tr.Now(), 4*time.Millisecond, track.Success)
+	assert.Equal(t, "h0", plan(p, Query{})[0], "answered again: W_s = 4")
+}
