@@ -88,8 +88,8 @@ type Hedging struct {
 	Quantile     float64       // quantile the delay follows now (>= the configured one under budget pressure)
 	// Load rule inputs now: the expected response time of the host a
 	// hedge would go to (compared with Delay), and the share of the
-	// budget the loss record leaves (1 while hedges win at least half of
-	// the time).
+	// budget the loss record leaves (1 while hedges win at least a third
+	// of the time).
 	TargetWait  time.Duration
 	BudgetScale float64
 	// Budget window: requests and hedges counted in the sliding window,

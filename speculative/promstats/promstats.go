@@ -59,7 +59,7 @@ func New(h StatsSource, opts ...Option) *Collector {
 		winHedges:   d("window_hedges", "Hedges counted in the budget window."),
 		reserved:    d("reserved", "Budget reservations held by armed executions."),
 		targetWait:  d("target_wait_seconds", "Load rule: expected response time of the host a hedge would go to."),
-		budgetScale: d("budget_scale", "Share of the budget the loss record leaves (1 while hedges win at least half of the time)."),
+		budgetScale: d("budget_scale", "Share of the budget the loss record leaves (1 while hedges win at least a third of the time)."),
 	}
 }
 
