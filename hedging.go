@@ -26,6 +26,18 @@ type SilenceSource interface {
 	MaxSilence() time.Duration
 }
 
+// LoadSource is a SilenceSource that also reports the load a hedge would
+// meet; the policies of both adapters implement it. With one (WithSource(p))
+// the Hedger applies the load rule (WithLoadRule; the speculative package
+// doc, "Load rule").
+type LoadSource interface {
+	SilenceSource
+	// HedgeRoom returns the expected response time of the host a hedge
+	// would go to, and whether every host whose worker count W_s is known
+	// has all its workers taken.
+	HedgeRoom() (wait time.Duration, saturated bool)
+}
+
 // hedging returns a hedging option named name.
 func hedging(name string, f func(s *settings.Set)) Option {
 	return func(s *settings.Set) { s.Touch(settings.Hedging, name); f(s) }
@@ -143,4 +155,13 @@ func WithBurstCap(horizon time.Duration, factor float64, floor int) Option {
 			s.Hedge.BurstHorizon, s.Hedge.BurstFactor, s.Hedge.BurstFloor = horizon, factor, floor
 		}
 	})
+}
+
+// WithLoadRule turns the load rule on or off (the speculative package doc,
+// "Load rule": a hedge is armed only where the hosts have room for it);
+// default on. It applies when the source is a LoadSource (WithSource(p), p
+// a policy); with any other source the Hedger arms on the budget and the
+// burst cap alone.
+func WithLoadRule(on bool) Option {
+	return hedging("WithLoadRule", func(s *settings.Set) { s.Hedge.LoadOff = !on })
 }

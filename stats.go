@@ -64,9 +64,9 @@ type ServerLoadCounters struct {
 }
 
 // Hedging is a snapshot of a Hedger's counters since it was created
-// (speculative.Hedger.Stats and the v2 adapter's): what the budget, the
-// burst cap and the host count let through, and how the hedges that fired
-// ended.
+// (speculative.Hedger.Stats and the v2 adapter's): what the load rule, the
+// budget, the burst cap and the host count let through, and how the hedges
+// that fired ended.
 type Hedging struct {
 	Executions   uint64        // query executions seen by the wrapped policy (Pick calls)
 	Eligible     uint64        // of those, idempotent and not opted out with Disable
@@ -79,12 +79,49 @@ type Hedging struct {
 	BurstDenied  uint64        // eligible executions not armed by the burst cap (WithBurstCap)
 	BurstLifted  uint64        // eligible executions over the burst cap, armed because a host was stalled
 	TooFewHosts  uint64        // eligible executions not armed: fewer than 2 hosts up
+	Queueing     uint64        // eligible executions not armed by the load rule: every host with a known W_s has all its workers taken
+	TargetSlow   uint64        // eligible executions not armed by the load rule: the hedge's host is expected to take longer than the first attempt has already waited when the hedge fires (TargetWait > Delay)
+	Losing       uint64        // eligible executions not armed: the budget, shrunk because hedges mostly lose (BudgetScale < 1), was spent
 	NoTarget     uint64        // hedges that fired but found no host left (see package speculative)
 	Unreserved   uint64        // hedges that fired after their reservation was released (see package speculative)
 	Delay        time.Duration // current hedge delay
 	Quantile     float64       // quantile the delay follows now (>= the configured one under budget pressure)
+	// Load rule inputs now: the expected response time of the host a
+	// hedge would go to (compared with Delay), and the share of the
+	// budget the loss record leaves (1 while hedges win at least a third
+	// of the time).
+	TargetWait  time.Duration
+	BudgetScale float64
 	// Budget window: requests and hedges counted in the sliding window,
 	// and reservations currently held.
 	WindowRequests, WindowHedges uint64
 	Reserved                     int64
+}
+
+// Suppression is a count of eligible executions not armed, for one reason.
+type Suppression struct {
+	Reason string // the Prometheus label value and report key: budget, losing, burst, queueing, target_slow, too_few_hosts
+	N      uint64
+}
+
+// Suppressed returns the eligible executions not armed, by reason, in a
+// fixed order (the one place the reasons are named).
+func (s Hedging) Suppressed() [6]Suppression {
+	return [6]Suppression{
+		{"budget", s.BudgetDenied},
+		{"losing", s.Losing},
+		{"burst", s.BurstDenied},
+		{"queueing", s.Queueing},
+		{"target_slow", s.TargetSlow},
+		{"too_few_hosts", s.TooFewHosts},
+	}
+}
+
+// ExtraPct returns the hedges sent as a percentage of the executions: the
+// extra requests hedging cost.
+func (s Hedging) ExtraPct() float64 {
+	if s.Executions == 0 {
+		return 0
+	}
+	return 100 * float64(s.Hedges) / float64(s.Executions)
 }

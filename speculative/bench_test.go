@@ -105,6 +105,52 @@ func BenchmarkPickArmedHedged(b *testing.B) {
 	}
 }
 
+// loadSource is a LoadSource with fixed answers: the load rule runs on
+// every eligible Pick (its reading is cached for a few ms).
+type loadSource struct {
+	fakeSource
+	wait time.Duration
+	sat  bool
+}
+
+func (s *loadSource) MaxSilence() time.Duration        { return 0 }
+func (s *loadSource) HedgeRoom() (time.Duration, bool) { return s.wait, s.sat }
+
+func loadRig(b *testing.B, sat bool) gocql.HostSelectionPolicy {
+	src := &loadSource{sat: sat}
+	src.set(5*time.Millisecond, true)
+	h, err := New(tailroute.WithSource(src), tailroute.WithBudget(1, time.Second))
+	if err != nil {
+		b.Fatal(err)
+	}
+	hosts := []*gocql.HostInfo{newHost("127.0.0.1"), newHost("127.0.0.2"), newHost("127.0.0.3")}
+	inner := newBenchPolicy(hosts...)
+	p := h.Wrap(&markless{benchPolicy: inner, fn: inner.marklessNext})
+	for _, x := range hosts {
+		p.AddHost(x)
+	}
+	return p
+}
+
+// BenchmarkPickLoadRule: an eligible query the load rule lets through
+// (armed; its first attempt wins), and one it suppresses (every host
+// queueing).
+func BenchmarkPickLoadRule(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		sat  bool
+	}{{"armed", false}, {"suppressed", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			p := loadRig(b, c.sat)
+			q := idem()
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				p.Pick(q)().Mark(nil)
+			}
+		})
+	}
+}
+
 func BenchmarkPickArmedParallel(b *testing.B) {
 	_, p := benchRig(b, tailroute.WithBudget(1, time.Second))
 	b.ReportAllocs()

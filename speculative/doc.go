@@ -122,15 +122,74 @@
 // refuses to arm the requests a stall is about to catch, while factor 3
 // only binds in bursts (docs/experiments/hedging-burst-cap.md).
 //
+// # Load rule
+//
+// A hedge is extra work. It pays where the host it goes to has spare
+// capacity and the first attempt is stuck (a stalled or slow node); it
+// costs where every replica is already the bottleneck (high utilisation,
+// demand skew, a slow phase on most nodes), because it joins a queue that
+// delays other requests and, as CQL cannot cancel, the losing attempt is
+// served anyway. So an eligible execution is armed only where the
+// client's own knowledge says a hedge has room, decided at Pick (see
+// above: the hedge cannot be declined later), in this order:
+//
+//  1. At least 2 hosts up (too_few_hosts).
+//  2. While some host has been silent, attempts in flight and no answer,
+//     for at least the hedge delay (a stall), rules 3 and 4 and the loss
+//     record of rule 5 stand aside (the burst cap has the same lift; the
+//     budget stays): the requests a stalled host holds are what hedging
+//     is for, and the hosts a hedge goes to are idle rather than busy.
+//  3. Queueing: not while every host whose worker count W_s is known
+//     (polled, tailroute.WithServerLoad) has all its workers taken:
+//     outstanding x w + the polled queue (pending tasks) >= W_s. A hedge
+//     would only wait. Without a known W_s this test is off: the client
+//     cannot tell a queue from work in service.
+//  4. Target wait: not while the host a hedge would go to is expected to
+//     take longer than the first attempt will have waited when the hedge
+//     fires (the delay d, the p95 of recent latencies). Such a host is
+//     itself in the tail: its queue, not the first attempt, decides when
+//     a hedge there answers, and the hedge only lengthens that queue. The
+//     hedge goes to the second-ranked replica of its key, which ranks, on
+//     average, in the middle of the hosts, so its expected response time
+//     is the median host's C3 estimate R_s - 1/mu_s + qeff_s/mu_s (the
+//     score's inputs without the cube; the client's own outstanding
+//     requests count only where W_s is known). In a calm cluster, one
+//     node slow or paused, the others answer well within d and the hedge
+//     goes; when most hosts queue, their expected response times pass d.
+//  5. Burst cap (burst), then the budget (budget), shrunk while hedges
+//     mostly lose (losing): over the last DefaultOutcomeWindow (2s), with
+//     at least 10 hedges decided, a win share below one third scales the
+//     budget fraction by share x 3 (at least 0.1 of it, so a few hedges
+//     keep the record alive and it can recover). A hedge that loses was
+//     pure extra load, and one fired where hedges lose two times in three
+//     mostly is. Hedges fired at p95 in a calm cluster win about as often
+//     as they lose (the first attempt is just past p95); a threshold at
+//     one half would shrink the budget there and starve the reserve that
+//     stalls need, since a stall cannot be seen at Pick until the host
+//     has been silent for d.
+//
+// The rule's inputs come from the source: a LoadSource (our policy of
+// either driver: WithSource(p)) reports the hosts' load (HedgeRoom) and
+// silence; the hedger reads them at most once per 5ms, not per request.
+// With any other source (the built-in Recorder, another policy) rules 2-4
+// and the loss record are off, as there is nothing to read them from, and
+// the Hedger arms on the budget and the burst cap alone. WithLoadRule(false)
+// turns the rule off. Stats.TargetWait and BudgetScale show its inputs in
+// force.
+//
 // # Metrics
 //
 // Stats: Executions, Eligible, Armed, Hedges (fired), Won (the hedge's
 // attempt was the execution's first success), Lost (an earlier attempt
 // succeeded first), InFlight (hedges whose attempt has not ended),
-// BudgetDenied, BurstDenied, TooFewHosts, NoTarget, Unreserved, and the
-// delay, quantile and budget window in force. speculative/promstats
-// exports them to Prometheus (tailroute_hedge_*; counters end in _total,
-// suppressions as tailroute_hedge_suppressed_total{reason}).
+// the suppressions by reason (BudgetDenied, Losing, BurstDenied, Queueing,
+// TargetSlow, TooFewHosts; Stats.Suppressed lists them with their names),
+// BurstLifted, NoTarget, Unreserved, and the delay, quantile, load-rule
+// inputs and budget window in force; Stats.ExtraPct is the hedges as a
+// percentage of the executions. speculative/promstats exports them to
+// Prometheus (tailroute_hedge_*; counters end in _total, suppressions as
+// tailroute_hedge_suppressed_total{reason}, reason one of budget, losing,
+// burst, queueing, target_slow, too_few_hosts).
 //
 // # A fast error against a slow success
 //
@@ -160,15 +219,12 @@
 // slow node, moderate load. At high utilisation it costs: hedges fire
 // exactly when nodes are slow, and the second replica has no spare
 // capacity for them (the losing attempt is cancelled in the client only;
-// the server still serves it). The burst cap bounds how much of the budget
-// a slow phase of a few hundred ms can spend at once. It does not help with
-// demand skew (C3 Figure 15: one client sends most of the load): a hedge
-// there adds to the queues the heavy client already fills, and a cap on the
-// hedge rate does not see them. The budget window is 10s rather than
+// the server still serves it). The load rule stands hedging down there
+// when the Hedger follows our policy; with another source only the budget
+// and the burst cap bound it. The budget window is 10s rather than
 // shorter because a short window also cuts the reserve that stalls need.
-// Enable hedging for latency-critical reads; on a cluster whose clients
-// send very unequal load, measure first (docs/experiments/hedging-burst-cap.md
-// has the figures per scenario).
+// Enable hedging for latency-critical reads; docs/experiments/
+// hedging-load-aware.md has the figures per scenario.
 //
 // With tailroute's policy, a losing attempt is not forgotten: CQL has no
 // cancel, so the tracker counts it as orphaned (still queued on its host)

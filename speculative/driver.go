@@ -56,8 +56,9 @@ func setSpec(q gocql.ExecutableQuery, sp gocql.SpeculativeExecutionPolicy) bool 
 //     Disable untouched (no hedge for the former: gocql's rule);
 //   - for every other *gocql.Query / *gocql.Batch, sets the query's
 //     SpeculativeExecutionPolicy: one extra attempt after Hedger.Delay()
-//     when at least 2 hosts are up, the burst cap allows it (WithBurstCap)
-//     and a budget token could be reserved, otherwise none. gocql v1.7.0
+//     when at least 2 hosts are up, the load rule (see the package doc)
+//     and the burst cap (WithBurstCap) allow it and a budget token could
+//     be reserved, otherwise none. gocql v1.7.0
 //     has no cluster-wide speculative setting; doing it here is what makes
 //     one Wire call hedge every query.
 func (p *Policy) Pick(qry gocql.ExecutableQuery) gocql.NextHost {

@@ -407,3 +407,39 @@ func TestConcurrentExecutions(t *testing.T) {
 	assert.LessOrEqual(t, float64(st.WindowHedges-st.Unreserved), 0.05*float64(st.WindowRequests))
 	assert.Greater(t, st.Hedges, uint64(0))
 }
+
+// TestLoadRuleV1: the load rule decides at the v1 adapter's Pick: an
+// execution is not armed while every host queues (Stats.Queueing, and the
+// query gets no speculative attempt), and the hedges an armed execution
+// fires are recorded as won or lost (the loss record shrinks the budget:
+// BudgetScale).
+func TestLoadRuleV1(t *testing.T) {
+	src := &loadSource{sat: true}
+	src.set(10*time.Millisecond, true)
+	clk := tracker.NewManualClock(time.Hour)
+	h, err := New(tailroute.WithSource(src), tailroute.WithBudget(1, time.Second), tailroute.WithClock(clk))
+	require.NoError(t, err)
+	p := h.Wrap(gocql.RoundRobinHostPolicy())
+	for _, ip := range []string{"127.0.0.1", "127.0.0.2"} {
+		p.AddHost(newHost(ip))
+	}
+	q := idem()
+	p.Pick(q)().Mark(nil)
+	assert.Equal(t, noneType, specType(q), "every host queueing: not armed")
+	assert.Equal(t, uint64(1), h.Stats().Queueing)
+
+	src.sat = false
+	clk.Advance(10 * time.Millisecond) // the next reading of the hosts' load
+	for i := 0; i < 10; i++ {
+		q := idem()
+		next := p.Pick(q)
+		require.Equal(t, armedType, specType(q), "execution %d armed", i)
+		first := next()
+		hedge := next()
+		first.Mark(nil) // the first attempt wins: the hedge lost
+		hedge.Mark(context.Canceled)
+	}
+	st := h.Stats()
+	assert.Equal(t, uint64(10), st.Lost)
+	assert.Equal(t, 0.1, st.BudgetScale, "10 hedges lost in a row: the budget's floor share")
+}

@@ -28,8 +28,9 @@
 // idempotent, opted out with Disable, or pinned to a host (SetHostID: the
 // driver skips Pick and speculation for them) are not hedged.
 //
-// Everything else, the hedge delay, budget, burst cap, error holdoff, the
-// choice of the hedge's host and Stats, is as in the v1 package.
+// Everything else, the hedge delay, budget, burst cap, load rule, error
+// holdoff, the choice of the hedge's host and Stats, is as in the v1
+// package.
 package speculative
 
 // The files shared with the gocql v1 adapter are generated from it.

@@ -14,6 +14,7 @@ import (
 	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/apache/policy"
 	"github.com/tailroute/tailroute/speculative/promstats"
+	"github.com/tailroute/tailroute/tracker"
 )
 
 // fakeQuery is the part of the driver's per-execution request that Pick
@@ -124,9 +125,8 @@ func TestPickArmsOnlyArmedIdempotentExecutions(t *testing.T) {
 	assert.Equal(t, uint64(1), h.Stats().Armed)
 }
 
-func TestPickDeniedByBudgetSetsNoAttempt(t *testing.T) {
-	h, err := New(tailroute.WithSource(fixedSource(10*time.Millisecond)), tailroute.WithBudget(0, time.Second))
-	require.NoError(t, err)
+// twoHosts returns h wrapped around a fakePolicy of two hosts that are up.
+func twoHosts(t *testing.T, h *Hedger) gocql.HostSelectionPolicy {
 	hosts := []*gocql.HostInfo{
 		newHost(t, "127.0.0.1", "00000000-0000-0000-0000-000000000001"),
 		newHost(t, "127.0.0.2", "00000000-0000-0000-0000-000000000002"),
@@ -135,6 +135,13 @@ func TestPickDeniedByBudgetSetsNoAttempt(t *testing.T) {
 	for _, x := range hosts {
 		p.AddHost(x)
 	}
+	return p
+}
+
+func TestPickDeniedByBudgetSetsNoAttempt(t *testing.T) {
+	h, err := New(tailroute.WithSource(fixedSource(10*time.Millisecond)), tailroute.WithBudget(0, time.Second))
+	require.NoError(t, err)
+	p := twoHosts(t, h)
 	ctx := h.Arm(context.Background(), &gocql.Query{})
 	p.Pick(&fakeQuery{ctx: ctx, idempotent: true})
 	assert.Zero(t, ctx.Value(specKey{}).(*execSpec).Attempts())
@@ -179,4 +186,45 @@ func TestPromstatsReadsV2Hedger(t *testing.T) {
 
 // The v2 policy reports silence, so WithSource(p) keeps the burst cap
 // (WithBurstCap) on.
-var _ tailroute.SilenceSource = (*policy.Policy)(nil)
+var _ tailroute.LoadSource = (*policy.Policy)(nil)
+
+// loadSource is a LoadSource with settable host state (the load rule's
+// inputs): every quantile 10ms, no silence, an idle target.
+type loadSource struct {
+	fixedSource
+	saturated bool
+}
+
+func (s *loadSource) MaxSilence() time.Duration        { return 0 }
+func (s *loadSource) HedgeRoom() (time.Duration, bool) { return 0, s.saturated }
+
+// TestLoadRuleV2: the load rule decides at the v2 adapter's Pick too: an
+// execution is not armed while every host queues (Stats.Queueing), and
+// the hedges an armed execution fires are recorded as won or lost (the
+// loss record shrinks the budget: BudgetScale).
+func TestLoadRuleV2(t *testing.T) {
+	src := &loadSource{fixedSource: fixedSource(10 * time.Millisecond), saturated: true}
+	clk := tracker.NewManualClock(time.Hour)
+	h, err := New(tailroute.WithSource(src), tailroute.WithBudget(1, time.Second), tailroute.WithClock(clk))
+	require.NoError(t, err)
+	p := twoHosts(t, h)
+	ctx := h.Arm(context.Background(), &gocql.Query{})
+	p.Pick(&fakeQuery{ctx: ctx, idempotent: true})
+	assert.Zero(t, ctx.Value(specKey{}).(*execSpec).Attempts(), "every host queueing: not armed")
+	assert.Equal(t, uint64(1), h.Stats().Queueing)
+
+	src.saturated = false
+	clk.Advance(10 * time.Millisecond) // the next reading of the hosts' load
+	for i := 0; i < 10; i++ {
+		ctx := h.Arm(context.Background(), &gocql.Query{})
+		next := p.Pick(&fakeQuery{ctx: ctx, idempotent: true})
+		require.Equal(t, 1, ctx.Value(specKey{}).(*execSpec).Attempts(), "execution %d armed", i)
+		first := next()
+		hedge := next()
+		first.Mark(nil) // the first attempt wins: the hedge lost
+		hedge.Mark(context.Canceled)
+	}
+	st := h.Stats()
+	assert.Equal(t, uint64(10), st.Lost)
+	assert.Equal(t, 0.1, st.BudgetScale, "10 hedges lost in a row: the budget's floor share")
+}

@@ -62,6 +62,9 @@ func TestDriverV2(t *testing.T) {
 			if _, ok := st["policy"]; !ok {
 				t.Errorf("tailroute+hedge: no base policy stats in %v", res.PolicyStats)
 			}
+			if hs := res.HedgeStats; hs == nil || float64(hs.Executions) != h["executions"] {
+				t.Errorf("tailroute+hedge: hedge_stats %+v, hedging %v", hs, h)
+			}
 		}
 	}
 	t.Logf("slow node %s share: %v", slow, shares)

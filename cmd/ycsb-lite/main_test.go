@@ -539,6 +539,25 @@ func TestCompareHedged(t *testing.T) {
 	if _, ok := st["policy"]; !ok {
 		t.Errorf("tailroute's own stats missing next to the hedging stats: %v", st)
 	}
+	// the report's hedge_stats carry the same counters, and the reasons
+	if rep.Results[0].HedgeStats != nil {
+		t.Errorf("unhedged row has hedge_stats %+v", rep.Results[0].HedgeStats)
+	}
+	hs := rep.Results[1].HedgeStats
+	if hs == nil {
+		t.Fatal("hedged row without hedge_stats")
+	}
+	if float64(hs.Executions) != execs || float64(hs.Fired) != hedges || hs.Won+hs.Lost > hs.Fired || hs.Armed < hs.Fired {
+		t.Errorf("hedge_stats %+v, hedging %v", hs, h)
+	}
+	if want := 100 * hedges / execs; math.Abs(hs.ExtraPct-want) > 1e-9 {
+		t.Errorf("extra_pct %v, want %v", hs.ExtraPct, want)
+	}
+	for _, r := range []string{"budget", "losing", "burst", "queueing", "target_slow", "too_few_hosts"} {
+		if _, ok := hs.Suppressed[r]; !ok {
+			t.Errorf("hedge_stats.suppressed lacks %q: %v", r, hs.Suppressed)
+		}
+	}
 }
 
 // Three clients, 20/80 demand skew: one client (round(3 x 20 %)) issues

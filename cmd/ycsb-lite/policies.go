@@ -10,6 +10,7 @@ import (
 	hostpool2 "github.com/apache/cassandra-gocql-driver/v2/hostpool"
 	"github.com/gocql/gocql"
 	"github.com/hailocab/go-hostpool"
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/sim"
 )
 
@@ -57,6 +58,9 @@ type installed struct {
 	// through before it runs (apache/speculative hedges only executions
 	// prepared with Hedger.Arm).
 	arm func(context.Context, *gocql2.Query) context.Context
+	// hedging, for +hedge policies, returns the hedger's counters (the
+	// table's hedging line and the report's hedge_stats).
+	hedging func() tailroute.Hedging
 }
 
 var policies = map[string]policySpec{}

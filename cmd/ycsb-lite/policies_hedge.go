@@ -20,9 +20,10 @@ import (
 // policy of the run.
 const hedgeSuffix = "+hedge"
 
-// hedgeVariant is the "-nocap" or "-cap<horizon>x<factor>" that may follow
-// "+hedge" (e.g. tailroute+hedge-cap1sx2): the burst cap off, or set, so
-// that cap settings can be compared side by side in one run.
+// hedgeVariant is the "-nocap", "-cap<horizon>x<factor>" or "-noload" that
+// may follow "+hedge" (e.g. tailroute+hedge-cap1sx2): the burst cap off or
+// set, or the load rule off (speculative.WithLoadRule(false)), so that
+// settings can be compared side by side in one run.
 type hedgeVariant struct {
 	name string
 	opts []tailroute.Option
@@ -34,6 +35,8 @@ func parseHedgeVariant(v string) (hedgeVariant, error) {
 		return hedgeVariant{}, nil
 	case v == "-nocap":
 		return hedgeVariant{name: v, opts: []tailroute.Option{tailroute.WithBurstCap(0, 1, 0)}}, nil
+	case v == "-noload":
+		return hedgeVariant{name: v, opts: []tailroute.Option{tailroute.WithLoadRule(false)}}, nil
 	case strings.HasPrefix(v, "-cap"):
 		hs, fs, ok := strings.Cut(strings.TrimPrefix(v, "-cap"), "x")
 		hz, err1 := time.ParseDuration(hs)
@@ -43,7 +46,7 @@ func parseHedgeVariant(v string) (hedgeVariant, error) {
 				tailroute.WithBurstCap(hz, f, tailroute.DefaultBurstFloor)}}, nil
 		}
 	}
-	return hedgeVariant{}, fmt.Errorf("policy +hedge%s: want +hedge, +hedge-nocap or +hedge-cap<horizon>x<factor> (e.g. +hedge-cap200msx3)", v)
+	return hedgeVariant{}, fmt.Errorf("policy +hedge%s: want +hedge, +hedge-nocap, +hedge-noload or +hedge-cap<horizon>x<factor> (e.g. +hedge-cap200msx3)", v)
 }
 
 // options are the variant's hedger options plus, when the installed host
@@ -110,6 +113,7 @@ func hedge[C any, H interface{ Stats() tailroute.Hedging }](newHedger func(...ta
 		return h, err
 	}
 	inst.stats = hedgeStats(inst.stats, func() any { return h.Stats() })
+	inst.hedging = h.Stats
 	return h, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/report"
 	"github.com/tailroute/tailroute/internal/ycsb"
 	"github.com/tailroute/tailroute/sim"
@@ -97,6 +98,13 @@ func (r *runner) resultOf(p policyRun) *report.PolicyResult {
 			c.attempts.merge(wins)
 		}
 		pr.Fault = faultStats(node, fStart, fEnd, runStart, wins)
+	}
+	if clients[0].inst.hedging != nil {
+		hs := make([]tailroute.Hedging, len(clients))
+		for i, c := range clients {
+			hs[i] = c.inst.hedging()
+		}
+		pr.HedgeStats = report.HedgeStatsOf(hs)
 	}
 	if len(clients) == 1 {
 		if st := clients[0].inst.stats; st != nil {

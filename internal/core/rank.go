@@ -24,11 +24,26 @@ package core
 // longer loses to an idle one several times slower. workers <= 1 is the
 // paper's score (qeff_s = qhat_s).
 func C3Score(responseTime, serviceTime, queueSize float64, inFlight int64, w, workers float64) float64 {
+	q := qeff(queueSize, inFlight, w, workers)
+	return responseTime - serviceTime + q*q*q*serviceTime
+}
+
+// ExpectedResponse is C3Score without the cube: R_s - 1/mu_s + qeff_s/mu_s,
+// the time a request sent to the host now is expected to take (the queue
+// ahead drained by W_s workers, then its own service time). The score
+// cubes qeff_s to repel herds; a hedging rule comparing a host's wait with
+// a time needs the linear estimate.
+func ExpectedResponse(responseTime, serviceTime, queueSize float64, inFlight int64, w, workers float64) float64 {
+	return responseTime - serviceTime + qeff(queueSize, inFlight, w, workers)*serviceTime
+}
+
+// qeff is qeff_s of C3Score.
+func qeff(queueSize float64, inFlight int64, w, workers float64) float64 {
 	q := 1 + float64(inFlight)*w + queueSize
 	if workers > 1 {
 		q = 1 + (q-1)/workers
 	}
-	return responseTime - serviceTime + q*q*q*serviceTime
+	return q
 }
 
 // Candidate is one host being ranked for a request.

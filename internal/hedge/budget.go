@@ -39,12 +39,11 @@ func NewBudget(fraction float64, windowNs int64) *Budget {
 	return b
 }
 
-func (b *Budget) epoch(nowNs int64) uint32 {
-	if nowNs < 0 {
-		nowNs = 0
-	}
-	return uint32(nowNs / b.bucketNs)
-}
+func (b *Budget) epoch(nowNs int64) uint32 { return epochOf(nowNs, b.bucketNs) }
+
+// epochOf is the bucket epoch of time nowNs (ns, negative read as 0) with
+// buckets of bucketNs.
+func epochOf(nowNs, bucketNs int64) uint32 { return uint32(max(0, nowNs) / bucketNs) }
 
 // addTagged adds d to the bucket word for epoch tag, resetting the count
 // first when the word still belongs to an older epoch.
@@ -86,9 +85,13 @@ func (b *Budget) Request(nowNs int64) {
 }
 
 // TryReserve reserves one hedge token if the window has room for it.
-func (b *Budget) TryReserve(nowNs int64) bool {
+func (b *Budget) TryReserve(nowNs int64) bool { return b.TryReserveScaled(nowNs, 1) }
+
+// TryReserveScaled reserves one hedge token if the window has room for it
+// under scale x the budget (0 < scale <= 1).
+func (b *Budget) TryReserveScaled(nowNs int64, scale float64) bool {
 	e := b.epoch(nowNs)
-	allowed := b.fraction * float64(sumTagged(&b.req, e))
+	allowed := scale * b.fraction * float64(sumTagged(&b.req, e))
 	spent := sumTagged(&b.hedge, e)
 	for {
 		r := b.reserved.Load()
@@ -99,6 +102,13 @@ func (b *Budget) TryReserve(nowNs int64) bool {
 			return true
 		}
 	}
+}
+
+// Allows reports whether the whole budget has room for one more token now
+// (without reserving it).
+func (b *Budget) Allows(nowNs int64) bool {
+	e := b.epoch(nowNs)
+	return float64(sumTagged(&b.hedge, e)+uint64(max(0, b.reserved.Load()))+1) <= b.fraction*float64(sumTagged(&b.req, e))
 }
 
 // Release gives back a reservation whose hedge did not fire.

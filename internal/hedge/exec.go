@@ -49,22 +49,40 @@ func (h *Hedger) Admit(eligible, settable bool, up int32) Decision {
 	}
 	h.eligible.Add(1)
 	h.maybeRefresh(now)
-	switch {
-	case up < 2:
-		h.tooFewHosts.Add(1)
-	case !h.burstAllows(now):
-		h.burstDenied.Add(1)
-	case !h.budget.TryReserve(now):
-		h.budgetDenied.Add(1)
-	default:
-		if !settable {
-			h.budget.Release()
-			return Pass
-		}
-		h.armed.Add(1)
-		return Armed
+	r := h.arm(now, up)
+	if r != armOK {
+		h.suppressed[r].Add(1)
+		return Deny
 	}
-	return Deny
+	if !settable {
+		h.budget.Release()
+		return Pass
+	}
+	h.armed.Add(1)
+	return Armed
+}
+
+// arm decides whether an eligible execution is armed, in this order: at
+// least 2 hosts up, the load rule, the burst cap, the budget (scaled by the
+// loss record). armOK holds a budget token.
+func (h *Hedger) arm(now int64, up int32) Reason {
+	if up < 2 {
+		return ReasonFewHosts
+	}
+	if r := h.loadDenies(now); r != armOK {
+		return r
+	}
+	if !h.burstAllows(now) {
+		return ReasonBurst
+	}
+	sc := h.scale(now)
+	if h.budget.TryReserveScaled(now, sc) {
+		return armOK
+	}
+	if sc < 1 && h.budget.Allows(now) {
+		return ReasonLosing
+	}
+	return ReasonBudget
 }
 
 // Planner gives an Exec the wrapped policy's plans and the driver's error
@@ -295,8 +313,10 @@ func (s *Slot[H, S, Q]) Mark(err error) {
 		case st.hedgeSlot == nil:
 		case s == st.hedgeSlot:
 			h.won.Add(1)
+			h.outcomes.add(h.nowNs(), true)
 		default:
 			h.lost.Add(1)
+			h.outcomes.add(h.nowNs(), false)
 		}
 	}
 	if st.reserved && !st.hedged {

@@ -29,9 +29,12 @@ type Hedger struct {
 	delay       atomic.Int64 // current hedge delay, ns
 	nextRefresh atomic.Int64 // ns since base when the delay is due for a refresh
 
-	budget  *Budget
-	burst   *Budget       // hedges and executions over the burst horizon; nil when the cap is off
-	silence SilenceSource // the source, when it reports silence
+	budget   *Budget
+	burst    *Budget       // hedges and executions over the burst horizon; nil when the cap is off
+	silence  SilenceSource // the source, when it reports silence
+	load     LoadSource    // the source, when it reports the hosts' load (load rule)
+	room     room          // the latest reading of the hosts' load
+	outcomes *outcomes     // hedges won and lost over DefaultOutcomeWindow
 
 	// budget-pressure controller (see doc.go, "Hedge delay"); guarded by ctlMu,
 	// taken only by the one caller per refresh interval that refreshes.
@@ -46,9 +49,9 @@ type Hedger struct {
 	hostErr sync.Map // host key (the driver's *HostInfo) -> *atomic.Int64: ns since base of the host's last error
 
 	executions, eligible, armed, hedges atomic.Uint64
-	budgetDenied, noTarget, unreserved  atomic.Uint64
-	tooFewHosts                         atomic.Uint64
-	burstDenied, burstLifted, won, lost atomic.Uint64
+	noTarget, unreserved                atomic.Uint64
+	burstLifted, won, lost              atomic.Uint64
+	suppressed                          [nReasons]atomic.Uint64 // eligible executions not armed, by Reason
 	hedgesInFlight                      atomic.Int64
 }
 
@@ -76,6 +79,10 @@ func New(opts ...tailroute.Option) (*Hedger, error) {
 		h.silence = ss
 		h.burst = NewBudget(c.Fraction, int64(c.BurstHorizon))
 	}
+	if ls, ok := h.cfg.Source.(LoadSource); ok {
+		h.load = ls
+	}
+	h.outcomes = newOutcomes(int64(DefaultOutcomeWindow))
 	h.exceed = 1 - c.Quantile
 	h.effQuantile.Store(math.Float64bits(c.Quantile))
 	h.delay.Store(int64(c.MaxDelay))
@@ -203,10 +210,15 @@ func (h *Hedger) Stats() Stats {
 		Won:            h.won.Load(),
 		Lost:           h.lost.Load(),
 		InFlight:       h.hedgesInFlight.Load(),
-		BudgetDenied:   h.budgetDenied.Load(),
-		BurstDenied:    h.burstDenied.Load(),
+		BudgetDenied:   h.suppressed[ReasonBudget].Load(),
+		BurstDenied:    h.suppressed[ReasonBurst].Load(),
 		BurstLifted:    h.burstLifted.Load(),
-		TooFewHosts:    h.tooFewHosts.Load(),
+		TooFewHosts:    h.suppressed[ReasonFewHosts].Load(),
+		Queueing:       h.suppressed[ReasonQueueing].Load(),
+		TargetSlow:     h.suppressed[ReasonTarget].Load(),
+		Losing:         h.suppressed[ReasonLosing].Load(),
+		BudgetScale:    h.scale(h.nowNs()),
+		TargetWait:     time.Duration(h.room.wait.Load()),
 		NoTarget:       h.noTarget.Load(),
 		Unreserved:     h.unreserved.Load(),
 		Delay:          h.Delay(),

@@ -75,6 +75,8 @@ type PolicyResult struct {
 	ErrorsByKind map[string]int64 `json:"errors_by_kind,omitempty"`
 	// Fault is the fault node's share and recovery (error-node, recovering).
 	Fault *FaultStats `json:"fault,omitempty"`
+	// HedgeStats is what hedging did and cost (hedged policies only).
+	HedgeStats *HedgeStats `json:"hedge_stats,omitempty"`
 }
 
 // Report is one comparison (or a single-policy run).
@@ -268,6 +270,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 				return err
 			}
 		}
+	}
+	if err := r.writeHedging(w); err != nil {
+		return err
 	}
 	if err := r.writeFaults(w); err != nil {
 		return err

@@ -9,6 +9,10 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/ycsb"
 )
 
@@ -110,6 +114,22 @@ func TestWritePlots(t *testing.T) {
 	if _, err := (&Report{}).WritePlots(dir); err == nil {
 		t.Error("empty report plotted")
 	}
+}
+
+// HedgeStatsOf sums the clients' hedgers; the table prints one hedging line
+// per hedged policy with every suppression reason.
+func TestHedgeStats(t *testing.T) {
+	hs := HedgeStatsOf([]tailroute.Hedging{
+		{Executions: 1000, Armed: 900, Hedges: 30, Won: 10, Lost: 18, BudgetDenied: 50, TargetSlow: 40, Losing: 5},
+		{Executions: 1000, Armed: 950, Hedges: 20, Won: 15, Lost: 5, Queueing: 7, BurstDenied: 3, TooFewHosts: 1},
+	})
+	require.Equal(t, &HedgeStats{Executions: 2000, Armed: 1850, Fired: 50, Won: 25, Lost: 23, ExtraPct: 2.5,
+		Suppressed: map[string]uint64{"budget": 50, "losing": 5, "burst": 3, "queueing": 7, "target_slow": 40, "too_few_hosts": 1}}, hs)
+	r := &Report{Results: []PolicyResult{{Policy: "tailroute"}, {Policy: "tailroute+hedge", HedgeStats: hs}}}
+	var b strings.Builder
+	require.NoError(t, r.WriteTable(&b))
+	assert.Contains(t, b.String(), "tailroute+hedge hedging: armed 1850, fired 50 (2.50% extra requests), won 25, lost 23; suppressed: budget 50, losing 5, burst 3, queueing 7, target_slow 40, too_few_hosts 1\n")
+	assert.Equal(t, 1, strings.Count(b.String(), "hedging:"), "no line for the unhedged policy")
 }
 
 // TestLogTicksReadable: the latency axes label 1, 2 and 5 times each power

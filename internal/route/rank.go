@@ -169,14 +169,21 @@ func (st *queryState[H, S]) demote(c []core.Candidate, now time.Duration) int32 
 // rate), so health orders replicas before the score does
 // (core.DemoteUnhealthy).
 func (p *Router[H, S]) score(v track.View, now time.Duration) float64 {
-	workers := v.Workers
+	w, workers := p.scoreWeights(v, now)
+	return core.C3Score(v.ResponseTime, v.ServiceTime, v.QueueSize, v.Outstanding(), w, workers) + p.cfg.TailTerm*v.ServiceTime
+}
+
+// scoreWeights returns the concurrency weight w and the worker count W_s
+// the score drains a host's queue with (see score).
+func (p *Router[H, S]) scoreWeights(v track.View, now time.Duration) (w, workers float64) {
+	workers = v.Workers
 	if workers <= 0 {
 		workers = p.cfg.Workers
 	}
 	if s := float64(v.Silence); workers > 1 && s > v.ResponseTime {
 		workers = max(1, workers*v.ResponseTime/s)
 	}
-	w := p.cfg.Weight
+	w = p.cfg.Weight
 	if p.cfg.ServerLoad > 0 && !v.HasFeedback {
 		weff := p.weightAt(now)
 		if s := float64(v.Silence); weff < w && s > v.ResponseTime {
@@ -186,7 +193,7 @@ func (p *Router[H, S]) score(v track.View, now time.Duration) float64 {
 		}
 		w = weff
 	}
-	return core.C3Score(v.ResponseTime, v.ServiceTime, v.QueueSize, v.Outstanding(), w, workers) + p.cfg.TailTerm*v.ServiceTime
+	return w, workers
 }
 
 // stalled reports whether a host owes responses and has been silent for

@@ -58,6 +58,7 @@ type Hedge struct {
 	BurstFactor  float64
 	BurstFloor   int
 	Clock        tracker.Clock
+	LoadOff      bool // WithLoadRule(false)
 }
 
 // Kind says what an option configures.

@@ -76,8 +76,12 @@ func TestCollector(t *testing.T) {
 	assert.Equal(t, 0.0, got["tailroute_hedge_suppressed_total{budget}"])
 	assert.Equal(t, 0.0, got["tailroute_hedge_suppressed_total{burst}"])
 	assert.Equal(t, 0.0, got["tailroute_hedge_suppressed_total{too_few_hosts}"])
+	assert.Equal(t, 0.0, got["tailroute_hedge_suppressed_total{losing}"])
+	assert.Equal(t, 0.0, got["tailroute_hedge_suppressed_total{queueing}"])
+	assert.Equal(t, 0.0, got["tailroute_hedge_suppressed_total{target_slow}"])
+	assert.Equal(t, 1.0, got["tailroute_hedge_budget_scale"])
 	assert.Equal(t, 0.005, got["tailroute_hedge_delay_seconds"])
 	assert.Equal(t, 0.95, got["tailroute_hedge_quantile"])
 	assert.Equal(t, 0.0, got["tailroute_hedge_burst_lifted_total"])
-	assert.Len(t, got, 18)
+	assert.Len(t, got, 23)
 }

@@ -1,0 +1,68 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tailroute/tailroute"
+)
+
+// HedgeStats is what hedging did and cost in one policy's run, summed over
+// its clients' hedgers (tailroute.Hedging).
+type HedgeStats struct {
+	Executions uint64 `json:"executions"`
+	Armed      uint64 `json:"armed"`
+	Fired      uint64 `json:"fired"`
+	Won        uint64 `json:"won"`
+	Lost       uint64 `json:"lost"`
+	// Suppressed counts the eligible executions not armed, by reason
+	// (tailroute.Hedging.Suppressed).
+	Suppressed map[string]uint64 `json:"suppressed"`
+	// ExtraPct is the hedges fired as a percentage of the executions: the
+	// extra requests hedging sent.
+	ExtraPct float64 `json:"extra_pct"`
+}
+
+// HedgeStatsOf sums the counters of a run's hedgers (one per client).
+func HedgeStatsOf(hs []tailroute.Hedging) *HedgeStats {
+	var sum tailroute.Hedging
+	for _, h := range hs {
+		sum.Executions += h.Executions
+		sum.Armed += h.Armed
+		sum.Hedges += h.Hedges
+		sum.Won += h.Won
+		sum.Lost += h.Lost
+		sum.BudgetDenied += h.BudgetDenied
+		sum.Losing += h.Losing
+		sum.BurstDenied += h.BurstDenied
+		sum.Queueing += h.Queueing
+		sum.TargetSlow += h.TargetSlow
+		sum.TooFewHosts += h.TooFewHosts
+	}
+	out := &HedgeStats{Executions: sum.Executions, Armed: sum.Armed, Fired: sum.Hedges, Won: sum.Won, Lost: sum.Lost,
+		Suppressed: map[string]uint64{}, ExtraPct: sum.ExtraPct()}
+	for _, r := range sum.Suppressed() {
+		out.Suppressed[r.Reason] = r.N
+	}
+	return out
+}
+
+// writeHedging prints one line per hedged policy: what hedging did and cost.
+func (r *Report) writeHedging(w io.Writer) error {
+	for _, res := range r.Results {
+		h := res.HedgeStats
+		if h == nil {
+			continue
+		}
+		var sup []string
+		for _, s := range (tailroute.Hedging{}).Suppressed() {
+			sup = append(sup, fmt.Sprintf("%s %d", s.Reason, h.Suppressed[s.Reason]))
+		}
+		if _, err := fmt.Fprintf(w, "%s hedging: armed %d, fired %d (%.2f%% extra requests), won %d, lost %d; suppressed: %s\n",
+			res.Policy, h.Armed, h.Fired, h.ExtraPct, h.Won, h.Lost, strings.Join(sup, ", ")); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,71 @@
+package route
+
+import (
+	"slices"
+	"time"
+
+	"github.com/tailroute/tailroute/internal/core"
+)
+
+// maxRoomHosts bounds the hosts HedgeRoom reads (a stack array: no
+// allocation); with more local hosts it reads an evenly spaced sample.
+const maxRoomHosts = 64
+
+// HedgeRoom is the load a hedging rule reads (internal/hedge.LoadSource):
+//
+//   - wait: the expected response time of the host a hedge would go to,
+//     the median up local host by core.ExpectedResponse (the C3 inputs of
+//     the score, without the cube). A hedge goes to the second-ranked
+//     replica of its key; with the key's replicas spread over the hosts,
+//     that replica ranks, on average, in the middle (exactly so with
+//     replication factor 3). The client's own outstanding requests
+//     (os_s x w) count only on a host whose W_s is known: with W_s assumed
+//     (WithServerWorkers, default 1) they are the score's deliberately
+//     pessimistic herd guard, not a queue, and the host's R_s (plus a
+//     polled queue) is the estimate. 0 when no host is up.
+//   - saturated: every up local host whose worker count W_s is known
+//     (polled, WithServerLoad) has all its workers taken: outstanding x w +
+//     q_s >= W_s. False when no host's W_s is known: the client then cannot
+//     tell a queue from work in service.
+//
+// One View per host; no allocation. The hedger calls it at most once per
+// few milliseconds, not per request.
+func (p *Router[H, S]) HedgeRoom() (wait time.Duration, saturated bool) {
+	t := p.tbl.Load()
+	if t == nil || len(t.local) == 0 {
+		return 0, false
+	}
+	now := p.clock.Now()
+	var waits [maxRoomHosts]float64
+	n, known, full := 0, 0, 0
+	step := 1
+	if len(t.local) > maxRoomHosts {
+		step = (len(t.local) + maxRoomHosts - 1) / maxRoomHosts
+	}
+	for k := 0; k < len(t.local) && n < maxRoomHosts; k += step {
+		e := t.hosts[t.local[k]]
+		if !e.up.Load() {
+			continue
+		}
+		v := e.h.View(now)
+		w, workers := p.scoreWeights(v, now)
+		os := v.Outstanding()
+		if v.Workers <= 0 {
+			os = 0 // W_s unknown: os_s x w says nothing of a queue
+		}
+		waits[n] = core.ExpectedResponse(v.ResponseTime, v.ServiceTime, v.QueueSize, os, w, workers)
+		n++
+		if v.Workers > 0 {
+			known++
+			if float64(v.Outstanding())*w+v.QueueSize >= v.Workers {
+				full++
+			}
+		}
+	}
+	if n == 0 {
+		return 0, false
+	}
+	ws := waits[:n]
+	slices.Sort(ws)
+	return time.Duration(ws[(n-1)/2]), known > 0 && full == known
+}

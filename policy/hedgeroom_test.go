@@ -1,0 +1,68 @@
+package policy
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/tailroute/tailroute"
+	"github.com/tailroute/tailroute/internal/track"
+)
+
+// TestHedgeRoom: the wait is the median host's expected response time
+// R_s - 1/mu_s + qeff_s/mu_s, where the client's outstanding requests count
+// only on hosts whose W_s is known (here 1/mu_s = R_s, w = 1: R_s x (1 +
+// outstanding/W_s) there, R_s elsewhere); saturation needs every host with
+// a known W_s to have all its workers taken, and is never reported while
+// no W_s is known.
+func TestHedgeRoom(t *testing.T) {
+	p, hosts, clk := testPolicy(t, 5, tailroute.WithRateControl(false))
+	tr := p.r.Tracker()
+	for i, r := range []time.Duration{2, 4, 6, 8, 100} {
+		h := tr.Host("h" + string(rune('0'+i)))
+		for k := 0; k < 50; k++ {
+			h.Observe(tr.Now(), r*time.Millisecond, track.Success)
+		}
+	}
+	wait, sat := p.HedgeRoom()
+	assert.InDelta(t, float64(6*time.Millisecond), float64(wait), float64(100*time.Microsecond), "median of 2, 4, 6, 8, 100 ms")
+	assert.False(t, sat, "no W_s known")
+
+	// one request in flight on each of the three fastest: W_s unknown,
+	// nothing changes
+	a0 := tr.Host("h0").Begin(tr.Now())
+	a1 := tr.Host("h1").Begin(tr.Now())
+	a2 := tr.Host("h2").Begin(tr.Now())
+	wait, _ = p.HedgeRoom()
+	assert.InDelta(t, float64(6*time.Millisecond), float64(wait), float64(100*time.Microsecond), "own outstanding requests without a known W_s are no queue")
+
+	// W_s known (polled): 1 on h0, h1, h2: 4, 8, 12, 8, 100 ms -> 8 ms
+	for _, id := range []string{"h0", "h1", "h2"} {
+		tr.Host(id).ServerWorkers(1)
+	}
+	wait, _ = p.HedgeRoom()
+	assert.InDelta(t, float64(8*time.Millisecond), float64(wait), float64(100*time.Microsecond))
+
+	// saturated only when every host with a known W_s is full
+	tr.Host("h3").ServerWorkers(2)
+	_, sat = p.HedgeRoom()
+	assert.False(t, sat, "h3 has 0 of its 2 workers taken")
+	b3 := tr.Host("h3").Begin(tr.Now())
+	c3 := tr.Host("h3").Begin(tr.Now())
+	_, sat = p.HedgeRoom()
+	assert.True(t, sat, "h0-h2 1 of 1, h3 2 of 2: every host with a known W_s is full")
+	tr.Host("h0").End(a0)
+	_, sat = p.HedgeRoom()
+	assert.False(t, sat, "h0 has a free worker again")
+	for _, a := range []track.Attempt{b3, c3} {
+		tr.Host("h3").End(a)
+	}
+	tr.Host("h1").End(a1)
+	tr.Host("h2").End(a2)
+	clk.Advance(time.Millisecond)
+
+	p.HostDown(hosts[4])
+	wait, _ = p.HedgeRoom()
+	assert.InDelta(t, float64(4*time.Millisecond), float64(wait), float64(100*time.Microsecond), "down hosts do not count: the lower median of 2, 4, 6, 8 ms")
+}
