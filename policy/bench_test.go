@@ -119,13 +119,3 @@ func BenchmarkPickMark(b *testing.B) {
 		})
 	})
 }
-
-// BenchmarkHedgeRoom: the hedger's reading of the hosts' load (at most one
-// per few ms per session): one View per host, no allocation.
-func BenchmarkHedgeRoom(b *testing.B) {
-	p, _, _ := testPolicy(b, 5)
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		p.HedgeRoom()
-	}
-}

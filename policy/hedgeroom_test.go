@@ -66,3 +66,13 @@ func TestHedgeRoom(t *testing.T) {
 	wait, _ = p.HedgeRoom()
 	assert.InDelta(t, float64(4*time.Millisecond), float64(wait), float64(100*time.Microsecond), "down hosts do not count: the lower median of 2, 4, 6, 8 ms")
 }
+
+// BenchmarkHedgeRoom: the hedger's reading of the hosts' load (at most one
+// per few ms per session): one View per host, no allocation.
+func BenchmarkHedgeRoom(b *testing.B) {
+	p, _, _ := testPolicy(b, 5)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		p.HedgeRoom()
+	}
+}
