@@ -235,7 +235,7 @@
 // The speculative packages hedge an idempotent execution once it has been
 // outstanding for the WithQuantile quantile of recent latencies (The Tail
 // at Scale), clamped by WithDelayBounds, within a budget (WithBudget) and a
-// burst cap (WithBurstCap), and only where the hosts have room for the extra
-// request (the load rule, WithLoadRule, read from a LoadSource such as the
-// policy); see package speculative.
+// burst cap (WithBurstCap), and, with the opt-in load rule (WithLoadRule,
+// read from a LoadSource such as the policy), only where the hosts have
+// room for the extra request; see package speculative.
 package tailroute

@@ -119,7 +119,7 @@ func (s *loadSource) HedgeRoom() (time.Duration, bool) { return s.wait, s.sat }
 func loadRig(b *testing.B, sat bool) gocql.HostSelectionPolicy {
 	src := &loadSource{sat: sat}
 	src.set(5*time.Millisecond, true)
-	h, err := New(tailroute.WithSource(src), tailroute.WithBudget(1, time.Second))
+	h, err := New(tailroute.WithSource(src), tailroute.WithBudget(1, time.Second), tailroute.WithLoadRule(true))
 	if err != nil {
 		b.Fatal(err)
 	}

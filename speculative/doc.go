@@ -130,7 +130,8 @@
 // demand skew, a slow phase on most nodes), because it joins a queue that
 // delays other requests and, as CQL cannot cancel, the losing attempt is
 // served anyway. So an eligible execution is armed only where the
-// client's own knowledge says a hedge has room, decided at Pick (see
+// client's own knowledge says a hedge has room (with
+// tailroute.WithLoadRule(true); off by default, see below), decided at Pick (see
 // above: the hedge cannot be declined later), in this order:
 //
 //  1. At least 2 hosts up (too_few_hosts).
@@ -173,8 +174,11 @@
 // silence; the hedger reads them at most once per 5ms, not per request.
 // With any other source (the built-in Recorder, another policy) rules 2-4
 // and the loss record are off, as there is nothing to read them from, and
-// the Hedger arms on the budget and the burst cap alone. WithLoadRule(false)
-// turns the rule off. Stats.TargetWait and BudgetScale show its inputs in
+// the Hedger arms on the budget and the burst cap alone. The rule is off by
+// default, and then the Hedger arms on the budget and the burst cap alone
+// too; tailroute.WithLoadRule(true) turns it on. It stays opt-in until it is
+// measured level with or better than hedging without it, pooled over many
+// seeds (docs/experiments/hedging-load-aware.md). Stats.TargetWait and BudgetScale show its inputs in
 // force.
 //
 // # Metrics
@@ -219,9 +223,9 @@
 // slow node, moderate load. At high utilisation it costs: hedges fire
 // exactly when nodes are slow, and the second replica has no spare
 // capacity for them (the losing attempt is cancelled in the client only;
-// the server still serves it). The load rule stands hedging down there
-// when the Hedger follows our policy; with another source only the budget
-// and the burst cap bound it. The budget window is 10s rather than
+// the server still serves it). The load rule (opt-in, WithLoadRule(true))
+// stands hedging down there when the Hedger follows our policy; otherwise
+// only the budget and the burst cap bound it. The budget window is 10s rather than
 // shorter because a short window also cuts the reserve that stalls need.
 // Enable hedging for latency-critical reads; docs/experiments/
 // hedging-load-aware.md has the figures per scenario.

@@ -417,7 +417,7 @@ func TestLoadRuleV1(t *testing.T) {
 	src := &loadSource{sat: true}
 	src.set(10*time.Millisecond, true)
 	clk := tracker.NewManualClock(time.Hour)
-	h, err := New(tailroute.WithSource(src), tailroute.WithBudget(1, time.Second), tailroute.WithClock(clk))
+	h, err := New(tailroute.WithSource(src), tailroute.WithBudget(1, time.Second), tailroute.WithClock(clk), tailroute.WithLoadRule(true))
 	require.NoError(t, err)
 	p := h.Wrap(gocql.RoundRobinHostPolicy())
 	for _, ip := range []string{"127.0.0.1", "127.0.0.2"} {

@@ -205,7 +205,7 @@ func (s *loadSource) HedgeRoom() (time.Duration, bool) { return 0, s.saturated }
 func TestLoadRuleV2(t *testing.T) {
 	src := &loadSource{fixedSource: fixedSource(10 * time.Millisecond), saturated: true}
 	clk := tracker.NewManualClock(time.Hour)
-	h, err := New(tailroute.WithSource(src), tailroute.WithBudget(1, time.Second), tailroute.WithClock(clk))
+	h, err := New(tailroute.WithSource(src), tailroute.WithBudget(1, time.Second), tailroute.WithClock(clk), tailroute.WithLoadRule(true))
 	require.NoError(t, err)
 	p := twoHosts(t, h)
 	ctx := h.Arm(context.Background(), &gocql.Query{})

@@ -403,15 +403,20 @@ func TestScenarios(t *testing.T) {
 		// -slow (50ms) when it is scheduled in the first 150 ms of a pause
 		// and waits for the paused node. Round robin sends a third of
 		// those to the paused node: at least 1/3 * 150/600 = 8 % of all
-		// operations. Even when every client thread is stuck on the paused
-		// node, only operations scheduled in those first 150 ms of each
-		// 600 ms are: 25 %, plus the backlog the pause leaves. 1-50 %
-		// holds on a loaded machine (14-21 % measured with both cores
-		// busy); a pause that never ends pushes the share far over 50 %,
-		// and pauses that do not happen leave it at 0.
-		t.Logf("slow_ops = %d of %d, max %dus", rep.Results[0].SlowOps, rep.Results[0].Operations, rep.Results[0].Latency.MaxUs)
-		if res := rep.Results[0]; res.SlowOps < res.Operations/100 || res.SlowOps >= res.Operations/2 {
-			t.Errorf("slow_ops = %d of %d; a 200ms pause every 600ms should put 1-50 %% over 50ms", res.SlowOps, res.Operations)
+		// operations, and a busy machine only adds latency, so 1 % is a
+		// floor that pauses that do not happen (0 %) fail. How far above
+		// it the share goes depends on how fast the machine runs (14-21 %
+		// with both cores busy, 53 % with five test runs at once), so it
+		// is not bounded above; a pause that never ends is caught by what
+		// does not depend on speed: every operation ran and none failed
+		// (the paused node's requests would time out after -timeout, 5s).
+		res := rep.Results[0]
+		t.Logf("slow_ops = %d of %d, max %dus", res.SlowOps, res.Operations, res.Latency.MaxUs)
+		if res.SlowOps < res.Operations/100 {
+			t.Errorf("slow_ops = %d of %d; a 200ms pause every 600ms should put at least 1 %% over 50ms", res.SlowOps, res.Operations)
+		}
+		if res.Operations != 300 || res.Errors != 0 {
+			t.Errorf("%d of 300 operations, %d errors; every pause should end well within the 5s timeout", res.Operations, res.Errors)
 		}
 	})
 	t.Run("node-down", func(t *testing.T) {

@@ -120,7 +120,7 @@ const (
 // loadDenies applies the load rule to an eligible execution; armOK when
 // the rule lets it through.
 func (h *Hedger) loadDenies(nowNs int64) Reason {
-	if h.load == nil || h.cfg.LoadOff {
+	if h.load == nil || !h.cfg.LoadOn {
 		return armOK
 	}
 	h.readRoom(nowNs)
@@ -144,7 +144,7 @@ func (h *Hedger) loadDenies(nowNs int64) Reason {
 // of ordinary hedges (which lose about as often as they win) would starve
 // the budget a stall needs.
 func (h *Hedger) scale(nowNs int64) float64 {
-	if h.load == nil || h.cfg.LoadOff || h.room.stalled.Load() {
+	if h.load == nil || !h.cfg.LoadOn || h.room.stalled.Load() {
 		return 1
 	}
 	return budgetScale(h.outcomes.window(nowNs))

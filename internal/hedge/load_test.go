@@ -28,12 +28,13 @@ func (f *fakeLoad) HedgeRoom() (time.Duration, bool) {
 	return time.Duration(f.wait.Load()), f.saturated.Load()
 }
 
-// loadHedger returns a Hedger on src whose budget (100 %) and burst cap
-// (off) never bind, so every decision is the load rule's.
+// loadHedger returns a Hedger on src with the load rule on, whose budget
+// (100 %) and burst cap (off) never bind, so every decision is the load
+// rule's.
 func loadHedger(t *testing.T, src LatencySource, opts ...tailroute.Option) (*Hedger, *tracker.ManualClock) {
 	t.Helper()
 	clk := newFakeClock()
-	h, err := New(append([]tailroute.Option{tailroute.WithSource(src), tailroute.WithClock(clk), tailroute.WithBudget(1, time.Second), tailroute.WithBurstCap(0, 1, 0)}, opts...)...)
+	h, err := New(append([]tailroute.Option{tailroute.WithSource(src), tailroute.WithClock(clk), tailroute.WithBudget(1, time.Second), tailroute.WithBurstCap(0, 1, 0), tailroute.WithLoadRule(true)}, opts...)...)
 	require.NoError(t, err)
 	return h, clk
 }
@@ -110,15 +111,27 @@ func TestLoadRuleLiftedByStall(t *testing.T) {
 	assert.Equal(t, uint64(1), h.Stats().Queueing, "silent for less than the delay: no stall")
 }
 
+// TestLoadRuleOff: the rule is off by default and with WithLoadRule(false):
+// every host queueing does not stop an execution from being armed, and
+// hedges that lose do not shrink the budget.
 func TestLoadRuleOff(t *testing.T) {
-	src := &fakeLoad{}
-	src.saturated.Store(true)
-	h, _ := loadHedger(t, src, tailroute.WithLoadRule(false))
-	assert.Equal(t, Armed, admit(h))
-	for i := 0; i < 20; i++ {
-		h.outcomes.add(h.nowNs(), false)
+	for name, opts := range map[string][]tailroute.Option{
+		"default":  nil,
+		"explicit": {tailroute.WithLoadRule(false)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			src := &fakeLoad{}
+			src.saturated.Store(true)
+			h, err := New(append([]tailroute.Option{tailroute.WithSource(src), tailroute.WithClock(newFakeClock()), tailroute.WithBudget(1, time.Second), tailroute.WithBurstCap(0, 1, 0)}, opts...)...)
+			require.NoError(t, err)
+			assert.Equal(t, Armed, admit(h))
+			assert.Zero(t, h.Stats().Queueing)
+			for i := 0; i < 20; i++ {
+				h.outcomes.add(h.nowNs(), false)
+			}
+			assert.Equal(t, 1.0, h.Stats().BudgetScale, "no loss record with the rule off")
+		})
 	}
-	assert.Equal(t, 1.0, h.Stats().BudgetScale, "no loss record with the rule off")
 }
 
 // TestLoadRuleNeedsLoadSource: with a source that reports no load (the

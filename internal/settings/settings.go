@@ -58,7 +58,7 @@ type Hedge struct {
 	BurstFactor  float64
 	BurstFloor   int
 	Clock        tracker.Clock
-	LoadOff      bool // WithLoadRule(false)
+	LoadOn       bool // WithLoadRule(true)
 }
 
 // Kind says what an option configures.
