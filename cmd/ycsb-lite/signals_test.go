@@ -4,7 +4,6 @@ import (
 	"io"
 	"strings"
 	"testing"
-
 )
 
 // -payload-feedback runs every policy that has a +payload variant as that

@@ -108,13 +108,19 @@ tailroute_server_load_polls_total{session="b"} 0
 # TYPE tailroute_server_load_concurrency_weight gauge
 tailroute_server_load_concurrency_weight{session="a"} 2
 tailroute_server_load_concurrency_weight{session="b"} 0
-# HELP tailroute_hedge_suppressed_total Eligible executions not armed, by reason: budget (long-run budget spent), burst (burst cap), too_few_hosts.
+# HELP tailroute_hedge_suppressed_total Eligible executions not armed, by reason: budget (long-run budget spent), losing (budget shrunk while hedges mostly lose), burst (burst cap), queueing and target_slow (load rule), too_few_hosts.
 # TYPE tailroute_hedge_suppressed_total counter
 tailroute_hedge_suppressed_total{reason="budget",session="a"} 4
 tailroute_hedge_suppressed_total{reason="burst",session="a"} 0
+tailroute_hedge_suppressed_total{reason="losing",session="a"} 0
+tailroute_hedge_suppressed_total{reason="queueing",session="a"} 0
+tailroute_hedge_suppressed_total{reason="target_slow",session="a"} 0
 tailroute_hedge_suppressed_total{reason="too_few_hosts",session="a"} 0
 tailroute_hedge_suppressed_total{reason="budget",session="b"} 0
 tailroute_hedge_suppressed_total{reason="burst",session="b"} 0
+tailroute_hedge_suppressed_total{reason="losing",session="b"} 0
+tailroute_hedge_suppressed_total{reason="queueing",session="b"} 0
+tailroute_hedge_suppressed_total{reason="target_slow",session="b"} 0
 tailroute_hedge_suppressed_total{reason="too_few_hosts",session="b"} 0
 # HELP tailroute_hedge_delay_seconds Current hedge delay.
 # TYPE tailroute_hedge_delay_seconds gauge
