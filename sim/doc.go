@@ -5,6 +5,21 @@
 // against it, in one process (Start) or one node per process/container
 // (StartNode, command cqlsim).
 //
+// # Use
+//
+// In a test, start a cluster on loopback (node K listens on 127.0.0.K and
+// advertises that address), point the driver at it, and change a node's
+// model or inject a fault while the test runs:
+//
+//	c, err := sim.Start(ctx, sim.Config{Nodes: 3})
+//	defer c.Close() // stops every node; no goroutine is left
+//	cluster := gocql.NewCluster(c.Hosts()...)
+//	cluster.Port = c.Port()
+//	m := c.Nodes()[2].Model()
+//	m.Slowdown = 5 // node 3 serves 5x slower
+//	err = c.Nodes()[2].SetModel(m)
+//	c.Nodes()[1].Pause(200 * time.Millisecond) // a stop-the-world pause
+//
 // # What a node answers
 //
 //   - OPTIONS, STARTUP (no compression), REGISTER (topology, status and

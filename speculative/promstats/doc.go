@@ -21,8 +21,9 @@
 // Counters (names end in _total, Prometheus naming conventions):
 // tailroute_hedge_executions_total, _eligible_total, _armed_total,
 // _fired_total, _won_total, _lost_total, _suppressed_total{reason} with
-// reason = "budget" (long-run budget spent), "burst" (the burst cap),
-// "too_few_hosts"; _burst_lifted_total (over the burst cap, armed because
+// reason = "budget" (long-run budget spent), "losing" (the budget, shrunk
+// while hedges mostly lose, spent), "burst" (the burst cap), "queueing" and
+// "target_slow" (the opt-in load rule), "too_few_hosts"; _burst_lifted_total (over the burst cap, armed because
 // a host was stalled), _no_target_total, _unreserved_total. Gauges:
 // tailroute_hedge_in_flight, _delay_seconds, _quantile (0..1),
 // _window_requests, _window_hedges, _reserved.
