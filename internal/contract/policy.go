@@ -238,24 +238,53 @@ func ReplicaSetsMatchDriver(t *testing.T, d Driver) {
 	assert.Positive(t, dupsAt[8], "the driver repeats hosts with vnodes and NTS; if it no longer does, update docs/RESULTS.md and the package docs")
 }
 
-// WhatTokenAwarenessNeeds pins the README's rule (simtest.TokenAwareness):
-// bound ? markers or a routing key, and a keyspace; literal values are
+// WhatTokenAwarenessNeeds pins the README's rule on keyspace ta with table
+// usertable: over a session without ClusterConfig.Keyspace (plain) and one
+// whose ClusterConfig.Keyspace is ta (withKS), a bound ? marker on a
+// qualified table, or a routing key with the session's keyspace, is
+// routed; a literal value, or a routing key without a keyspace, counts as
 // Unrouted.
 func WhatTokenAwarenessNeeds(t *testing.T, d Driver) {
 	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 5, Model: sim.ServiceModel{Workers: 2, MeanService: time.Millisecond}})
-	var sessions []simtest.TokenAwareSession
+	type session struct {
+		Session
+		p Policy
+	}
+	var sessions []session
 	for _, keyspace := range []string{"", "ta"} {
 		p := d.policy(t)
 		s := d.session(t, c, p, Config{Keyspace: keyspace})
 		if keyspace == "" {
 			d.createKeyspace(t, s, p, "ta", "{'class':'SimpleStrategy','replication_factor':2}")
 		}
-		sessions = append(sessions, simtest.TokenAwareSession{
-			Exec:     s.Exec,
-			Unrouted: func() uint64 { return p.Counters().Unrouted },
-		})
+		sessions = append(sessions, session{s, p})
 	}
-	simtest.TokenAwareness(t, "ta", sessions[0], sessions[1])
+	const ks = "ta"
+	plain, withKS := sessions[0], sessions[1]
+	cases := []struct {
+		name     string
+		s        session
+		stmt     string
+		key      []byte
+		args     []any
+		unrouted uint64
+	}{
+		{"bound marker, qualified table", plain, "SELECT field0 FROM " + ks + ".usertable WHERE y_id = ?", nil, []any{"user1"}, 0},
+		{"literal value", plain, "SELECT field0 FROM " + ks + ".usertable WHERE y_id = 'user1'", nil, nil, 1},
+		{"routing key, no keyspace", plain, "SELECT field0 FROM " + ks + ".usertable WHERE y_id = 'user1'", []byte("user1"), nil, 1},
+		{"routing key, session keyspace", withKS, "SELECT field0 FROM usertable WHERE y_id = 'user1'", []byte("user1"), nil, 0},
+		{"literal value, session keyspace", withKS, "SELECT field0 FROM usertable WHERE y_id = 'user1'", nil, nil, 1},
+		{"bound marker, session keyspace", withKS, "SELECT field0 FROM usertable WHERE y_id = ?", nil, []any{"user1"}, 0},
+	}
+	for _, c := range cases {
+		before := c.s.p.Counters().Unrouted
+		if err := c.s.Exec(c.stmt, c.key, c.args...); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := c.s.p.Counters().Unrouted - before; got != c.unrouted {
+			t.Errorf("%s: Unrouted grew by %d, want %d", c.name, got, c.unrouted)
+		}
+	}
 }
 
 // load reads random keys of ks.usertable with workers goroutines until n
@@ -485,35 +514,47 @@ func UnknownLocalDC(t *testing.T, d Driver) {
 	}
 }
 
-// SecondSessionRefused: a second session on the same policy while the first
-// is open is refused: the first keeps being served, the second gets no
-// hosts (simtest.SecondSessionRefused).
+// SecondSessionRefused checks the rule of a Policy shared by two sessions
+// (the adapters' Init): the first, serving, session keeps working (writes
+// and reads, before and after the second closes); the second gets no hosts
+// (the driver's NoConnections); one log line names the problem and the
+// fix; Err returns it.
 func SecondSessionRefused(t *testing.T, d Driver) {
 	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 6, Model: sim.ServiceModel{ZeroService: true}})
 	p := d.policy(t)
 	log := &Log{}
 	open := d.Sessions(t, c, p, Config{Log: log})
-	s1, err := open()
+	first, err := open()
 	require.NoError(t, err)
-	defer s1.Close()
-	d.createKeyspace(t, s1, p, "shared", "{'class':'SimpleStrategy','replication_factor':2}")
-	simtest.SecondSessionRefused(t, shared(s1), simtest.SharedPolicy{
-		Err: p.Err, Hosts: func() int { return len(p.Stats()) }, LogLines: log.Find, NoConnections: d.NoConnections,
-		OpenSecond: func() (simtest.SharedSession, func(), error) {
-			s2, err := open()
-			if err != nil {
-				return simtest.SharedSession{}, func() {}, err
-			}
-			return shared(s2), s2.Close, nil
-		},
-	}, 3)
-}
+	defer first.Close()
+	d.createKeyspace(t, first, p, "shared", "{'class':'SimpleStrategy','replication_factor':2}")
 
-func shared(s Session) simtest.SharedSession {
-	return simtest.SharedSession{
-		Exec: func(stmt string) error { return s.Exec(stmt, nil) },
-		Read: func(stmt string) (string, error) { return s.Read(stmt) },
+	const read = "SELECT field0 FROM shared.usertable WHERE y_id = 'a'"
+	require.NoError(t, first.Exec("INSERT INTO shared.usertable (y_id, field0) VALUES ('a', 'b')", nil))
+	require.NoError(t, p.Err())
+
+	second, err := open()
+	require.NoError(t, err, "the driver's Init cannot refuse: the second session is created")
+	defer second.Close()
+	err = p.Err()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "second gocql.Session")
+	lines := log.Find("second gocql.Session")
+	require.Len(t, lines, 1)
+	assert.Contains(t, lines[0], "give each session its own Policy", "the log line says how to fix it")
+
+	require.NoError(t, first.Exec("INSERT INTO shared.usertable (y_id, field0) VALUES ('a', 'c')", nil), "the first session keeps working")
+	for range 20 {
+		v, err := first.Read(read)
+		require.NoError(t, err, "the first session keeps serving reads")
+		assert.Equal(t, "c", v)
 	}
+	_, err = second.Read(read)
+	assert.ErrorIs(t, err, d.NoConnections, "the second session gets no hosts")
+	assert.Equal(t, 3, len(p.Stats()), "the first session's hosts are kept")
+	second.Close()
+	_, err = first.Read(read)
+	require.NoError(t, err, "closing the second session leaves the first alone")
 }
 
 // SessionAfterClose: a config reused after its session closed (a
