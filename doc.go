@@ -188,12 +188,14 @@
 //	q_s    = pending + active - w*os_s   (qhat_s already counts w*os_s, os_s
 //	                                      this client's requests on the host
 //	                                      while the poll ran, w = w_eff)
-//	1/mu_s = mean(active) / X            (Little's law on the workers: X the
-//	                                      completed-task rate between two
-//	                                      samples, mean(active) the busy
-//	                                      workers of both; skipped when
-//	                                      nothing completed or no worker
-//	                                      was seen busy)
+//	1/mu_s = busy time / completed       (Little's law on the workers, over
+//	                                      the last 8 sample pairs: each
+//	                                      pair's busy time is the mean of
+//	                                      its two active counts times the
+//	                                      time between them, zero when no
+//	                                      worker was seen busy; no estimate
+//	                                      until the pairs hold 8
+//	                                      completions)
 //	W_s    = active_tasks_limit of ReadStage (of MutationStage without a
 //	                                      ReadStage row); 0 (null), negative
 //	                                      or above 65536 is ignored
@@ -204,11 +206,15 @@
 // becomes the new baseline. Each sample is stamped with the midpoint of its
 // poll and counts in full for 1.5 intervals; after that it fades and is
 // dropped after 6 intervals, so a host whose polls stop falls back to the
-// client-side estimates (q_s = 0, 1/mu_s = R_s). A sample is used only for
-// a host the client does not measure itself (nothing observed since the
-// sample, nothing outstanding, no response for 1.5 intervals), and a polled
-// 1/mu_s only when above R_s (then R_s is raised to it): on a host the
-// client uses, its own latencies and os_s are fresher. A host that answers
+// client-side estimates (q_s = 0, 1/mu_s = R_s). A polled 1/mu_s counts
+// for every host, only when above R_s (then R_s is raised to it: a
+// response takes at least its service time): it is the mean over every
+// client's requests, where the client's own R_s of a host it seldom uses
+// rests on a few samples of a spread-out service time, so an avoided slow
+// replica would otherwise look fast again after a few lucky responses. A
+// polled q_s counts only for a host the client does not measure itself
+// (nothing observed since the sample, nothing outstanding, no response for
+// 1.5 intervals): on a host it uses, its own os_s is fresher. A host that answers
 // Invalid or Unauthorized (no system_views, or no SELECT on it) is logged
 // once and not polled again; a poll that fails otherwise is dropped and the
 // host polled again at the next interval. User queries never wait for a

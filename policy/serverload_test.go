@@ -16,28 +16,38 @@ import (
 
 func TestLoadEstimatorLittlesLawAndRestart(t *testing.T) {
 	var le route.LoadEstimator
+	ms := time.Millisecond
 	q, svc := le.Add(route.ThreadPoolSample{At: time.Second, Active: 4, Pending: 6, Completed: 1000, Own: 3})
 	assert.Equal(t, 7.0, q, "pending + active - own requests")
 	assert.Zero(t, svc, "one sample gives no rate")
 
 	// 400 completions in 100ms with 4 busy workers: 4 / 4000/s = 1ms.
-	q, svc = le.Add(route.ThreadPoolSample{At: time.Second + 100*time.Millisecond, Active: 4, Pending: 0, Completed: 1400, Own: 8})
+	q, svc = le.Add(route.ThreadPoolSample{At: time.Second + 100*ms, Active: 4, Pending: 0, Completed: 1400, Own: 8})
 	assert.Zero(t, q, "never negative")
-	assert.Equal(t, time.Millisecond, svc)
+	assert.Equal(t, ms, svc)
 
 	// Restart: completed went down. No rate (in particular no negative one),
 	// and the sample becomes the new baseline.
 	q, svc = le.Add(route.ThreadPoolSample{At: 2 * time.Second, Active: 2, Pending: 1, Completed: 50})
 	assert.Equal(t, 3.0, q)
 	assert.Zero(t, svc)
-	_, svc = le.Add(route.ThreadPoolSample{At: 2*time.Second + 200*time.Millisecond, Active: 2, Pending: 0, Completed: 150})
-	assert.Equal(t, 4*time.Millisecond, svc, "2 workers, 100 completions in 200ms")
+	_, svc = le.Add(route.ThreadPoolSample{At: 2*time.Second + 200*ms, Active: 2, Pending: 0, Completed: 150})
+	assert.Equal(t, 4*ms, svc, "2 workers, 100 completions in 200ms")
 
-	// Nothing completed, or no worker seen busy: no estimate.
-	_, svc = le.Add(route.ThreadPoolSample{At: 3 * time.Second, Active: 0, Completed: 150})
-	assert.Zero(t, svc)
-	_, svc = le.Add(route.ThreadPoolSample{At: 4 * time.Second, Active: 0, Completed: 170})
-	assert.Zero(t, svc)
+	// A pair in which no worker was seen busy counts as zero busy time:
+	// (2*200ms + 1*100ms) / (100 + 25) completions.
+	_, svc = le.Add(route.ThreadPoolSample{At: 2*time.Second + 300*ms, Active: 0, Completed: 175})
+	assert.Equal(t, 4*ms, svc)
+	_, svc = le.Add(route.ThreadPoolSample{At: 2*time.Second + 400*ms, Active: 0, Completed: 200})
+	assert.Equal(t, 500*ms/150, svc, "idle pairs pull the mean down, as the time they stand for")
+
+	// Too few completions in the window: no estimate.
+	var few route.LoadEstimator
+	few.Add(route.ThreadPoolSample{At: time.Second, Active: 1, Completed: 10})
+	_, svc = few.Add(route.ThreadPoolSample{At: time.Second + 100*ms, Active: 1, Completed: 13})
+	assert.Zero(t, svc, "3 completions")
+	_, svc = few.Add(route.ThreadPoolSample{At: time.Second + 200*ms, Active: 1, Completed: 18})
+	assert.Equal(t, 200*ms/8, svc, "8 completions in the window: 200ms of one busy worker")
 }
 
 // A poll query goes to the polled host only and is not user traffic: no

@@ -151,25 +151,58 @@ func (s *ThreadPoolSample) AddStage(name string, active, limit, pending int, com
 }
 
 // LoadEstimator turns successive samples of one host into q_s and 1/mu_s.
+//
+// 1/mu_s is Little's law on the workers over the last estimatorWindow
+// sample pairs: the sum of busy-worker time (the mean of each pair's two
+// active counts times the time between them) over the sum of the tasks
+// completed between them. Pairs in which no worker was seen busy count
+// too (as zero busy time), so a lightly loaded host is not estimated only
+// from the instants it happened to be busy. No estimate is given until the
+// window holds estimatorMinCompleted completions: a few tasks say little
+// of a mean service time.
 type LoadEstimator struct {
 	prev    ThreadPoolSample
 	hasPrev bool
+	busy    [estimatorWindow]float64 // busy-worker time of each pair, ns
+	done    [estimatorWindow]int64   // tasks completed in each pair
+	n       int                      // pairs recorded (ring index = n % estimatorWindow)
 }
 
-// Add returns q_s and 1/mu_s (0: no estimate from this sample) for s.
+// estimatorWindow is how many sample pairs 1/mu_s is estimated over, and
+// estimatorMinCompleted how many completions they must hold for an
+// estimate.
+const (
+	estimatorWindow       = 8
+	estimatorMinCompleted = 8
+)
+
+// Add returns q_s and 1/mu_s (0: no estimate yet) for s.
 func (le *LoadEstimator) Add(s ThreadPoolSample) (queue float64, serviceTime time.Duration) {
 	queue = max(s.Pending+s.Active-s.Own, 0)
 	if le.hasPrev {
 		dc := s.Completed - le.prev.Completed
 		dt := s.At - le.prev.At
-		busy := (s.Active + le.prev.Active) / 2
-		if dc > 0 && dt > 0 && busy > 0 {
-			// Little's law: busy workers = completion rate * service time.
-			serviceTime = time.Duration(busy * float64(dt) / float64(dc))
+		if dc < 0 {
+			// Counters reset (restart): s is the new baseline and the
+			// window starts over.
+			le.n = 0
+		} else if dt > 0 {
+			k := le.n % estimatorWindow
+			le.busy[k] = (s.Active + le.prev.Active) / 2 * float64(dt)
+			le.done[k] = dc
+			le.n++
 		}
-		// dc < 0: counters reset (restart); s is the new baseline.
 	}
 	le.prev, le.hasPrev = s, true
+	var busy float64
+	var done int64
+	for k := range min(le.n, estimatorWindow) {
+		busy += le.busy[k]
+		done += le.done[k]
+	}
+	if done >= estimatorMinCompleted && busy > 0 {
+		serviceTime = time.Duration(busy / float64(done))
+	}
 	return queue, serviceTime
 }
 

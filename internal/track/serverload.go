@@ -22,14 +22,10 @@ type serverLoad struct {
 	workers atomic.Int64
 }
 
-// serverLoadAlpha smooths successive 1/mu_s estimates: each is a rate over
-// one poll interval, noisy at low load; about five samples make the mean.
-const serverLoadAlpha = 0.3
-
 // ServerLoad records a server-load sample taken at clock time at: the
 // host's queue (q_s: requests waiting or in service that this client does
 // not count in os_s) and, when serviceTime > 0, its mean service time per
-// request (1/mu_s, smoothed by EWMA; 0 keeps the previous estimate). A
+// request (1/mu_s; 0 keeps the previous estimate). A
 // sample counts in full up to the age fresh (normally a little more than
 // the poll interval) and then fades (see ServerLoadWeight). Payload
 // feedback (Feedback), when present, takes precedence.
@@ -42,7 +38,7 @@ func (h *Host) ServerLoad(at time.Duration, queue float64, serviceTime, fresh ti
 	}
 	h.load.queue.Store(math.Float64bits(queue))
 	if serviceTime > 0 {
-		h.load.svc.add(float64(serviceTime), serverLoadAlpha)
+		h.load.svc.add(float64(serviceTime), 1) // the estimator's window smooths it
 	}
 	h.load.fresh.Store(int64(fresh))
 	h.load.seen.Store(h.samples.Load())
@@ -78,15 +74,18 @@ func (l *serverLoad) reset() {
 // exp(-(age-fresh)/fresh), and 0 from 4*fresh on (the weight has fallen
 // below 5 %: the sample is dropped).
 //
-// View uses a sample only for a host the client does not measure itself:
-// no attempt observed since the sample, none outstanding and no response
-// within fresh (a host it avoids or has left idle). On a host it uses, its
-// own latencies and os_s are fresher, so a stale sample never outweighs
-// fresh latency data. View blends the sample
-// into the client's estimates with this weight w: q_s = w * q_sample and,
-// when svc_sample > R_s, 1/mu_s = R_s + w * (svc_sample - R_s) with R_s
-// raised to it (a response takes at least its service time); else 1/mu_s =
-// R_s as without a sample. Below a weight of 0.01 the sample is ignored.
+// View blends a sample into the client's estimates with this weight w in
+// two parts. The service time counts for every host: when svc_sample >
+// R_s, 1/mu_s = R_s + w * (svc_sample - R_s) and R_s is raised to it (a
+// response takes at least its service time), else 1/mu_s = R_s as without
+// a sample. It is the mean over every client's requests, where the
+// client's own R_s of a host it seldom uses rests on a few samples of a
+// spread-out service time (half of an exponential service time's samples
+// are below 0.7 of its mean). The queue counts only for a host the client
+// does not measure itself (no attempt observed since the sample, none
+// outstanding and no response within fresh): q_s = w * q_sample; on a
+// host it uses, its own os_s is fresher. Below a weight of 0.01 the sample
+// is ignored.
 func ServerLoadWeight(age, fresh time.Duration) float64 {
 	if fresh <= 0 {
 		return 0
@@ -115,7 +114,7 @@ func floorResponseTime(v *View) {
 }
 
 // applyServerLoad blends the server-load sample into v (no payload
-// feedback) and reports whether it applied.
+// feedback; see ServerLoadWeight) and reports whether it applied.
 func (h *Host) applyServerLoad(v *View, now time.Duration) bool {
 	at := h.load.at.Load()
 	if at == 0 {
@@ -127,22 +126,20 @@ func (h *Host) applyServerLoad(v *View, now time.Duration) bool {
 	}
 	fresh := time.Duration(h.load.fresh.Load())
 	w := ServerLoadWeight(age, fresh)
-	if h.samples.Load() != h.load.seen.Load() || v.InFlight > 0 || v.SinceResponse < fresh {
-		// The client measures the host itself (a response since the
-		// sample or within the sample's fresh period, or requests
-		// outstanding): its own latencies and os_s are fresher.
-		return false
-	}
 	if w < minServerLoadWeight {
 		return false
 	}
 	v.ServerLoadAge, v.ServerLoadWeight = age, w
-	v.QueueSize = w * math.Float64frombits(h.load.queue.Load())
 	if s, ok := h.load.svc.get(); ok && s > v.ServiceTime {
 		// Only above R_s: a polled 1/mu_s below it would make the host
 		// look faster than its latencies said (C3's R_s - 1/mu_s +
 		// qhat^3/mu_s).
 		v.ServiceTime += w * (s - v.ServiceTime)
+	}
+	if h.samples.Load() == h.load.seen.Load() && v.InFlight == 0 && v.SinceResponse >= fresh {
+		// The client does not measure the host itself: the polled queue
+		// is the only one it has.
+		v.QueueSize = w * math.Float64frombits(h.load.queue.Load())
 	}
 	return true
 }

@@ -93,26 +93,34 @@ func TestServerLoadFloorsResponseTime(t *testing.T) {
 	assert.InDelta(t, before.ResponseTime, vf.ResponseTime, float64(time.Microsecond))
 }
 
-// Once the client measures the host after the sample, its own latencies
-// take over: the sample no longer counts.
-func TestServerLoadYieldsToFresherLatencies(t *testing.T) {
+// Once the client measures the host after the sample, its own os_s takes
+// over from the polled queue; the polled service time still floors R_s and
+// 1/mu_s (the mean over every client's requests, where the client's own
+// R_s of a host rests on its few samples).
+func TestServerLoadQueueYieldsToFresherLatencies(t *testing.T) {
 	tr, clk := newTest(t, nil)
 	h := tr.Host("a")
 	h.Observe(tr.Now(), 4*time.Millisecond, Success)
 	h.ServerLoad(clk.Now(), 6, 20*time.Millisecond, time.Second)
-	assert.Zero(t, h.View(clk.Now()).ServerLoadWeight, "a response within fresh: the client measures the host")
+	v := h.View(clk.Now())
+	assert.Zero(t, v.QueueSize, "a response within fresh: the client measures the host")
+	assert.Equal(t, 1.0, v.ServerLoadWeight, "the service time counts")
+	assert.InDelta(t, float64(20*time.Millisecond), v.ServiceTime, 1, "polled 1/mu_s above R_s")
+	assert.InDelta(t, float64(20*time.Millisecond), v.ResponseTime, 1, "R_s raised to it")
 	clk.Advance(time.Second)
 	h.ServerLoad(clk.Now(), 6, 20*time.Millisecond, time.Second)
-	v := h.View(clk.Now())
+	v = h.View(clk.Now())
 	assert.Equal(t, 1.0, v.ServerLoadWeight)
-	assert.Equal(t, 6.0, v.QueueSize)
+	assert.Equal(t, 6.0, v.QueueSize, "idle since fresh: the polled queue counts")
 	h.Observe(tr.Now(), 4*time.Millisecond, Success)
 	v = h.View(clk.Now())
-	assert.Zero(t, v.ServerLoadWeight)
-	assert.Zero(t, v.QueueSize)
-	assert.InDelta(t, float64(4*time.Millisecond), v.ResponseTime, 1)
+	assert.Zero(t, v.QueueSize, "measured after the sample")
+	assert.InDelta(t, float64(20*time.Millisecond), v.ResponseTime, 1, "still floored by the polled service time")
 	assert.Equal(t, v.ResponseTime, v.ServiceTime)
-	clk.Advance(time.Second)
+	clk.Advance(5 * time.Second) // the sample is dropped (4*fresh): R_s is the client's own again
+	v = h.View(clk.Now())
+	assert.Zero(t, v.ServerLoadWeight)
+	assert.Less(t, v.ResponseTime, float64(20*time.Millisecond))
 	h.ServerLoad(clk.Now(), 2, 20*time.Millisecond, time.Second) // the next poll after a silence counts again
 	assert.Equal(t, 2.0, h.View(clk.Now()).QueueSize)
 	h.Begin(tr.Now()) // a request outstanding: the client is measuring it
