@@ -106,6 +106,20 @@
 // quickly, so the term decides only between short queues; with w > 1 or
 // long queues the order is the paper's. k = 0 is the paper's score.
 //
+// Known-slow replicas. The cube repels a herd early, and where one replica
+// serves several times slower than another that trade is a loss: with
+// W_s = 1 and two requests in flight a 4 ms replica scores (27+2) x 4 ms,
+// behind an idle 20 ms one at (1+2) x 20 ms, though the request it would
+// take waits about 3 x 4 ms there. With polled service times (Server
+// load), a replica whose polled 1/mu_s is at least 3 times another
+// eligible replica's is not ranked first while its expected response time
+// (R_s - 1/mu_s + qeff_s/mu_s + k/mu_s, the score without the cube) is over
+// 1.5 times that replica's: the one with the least expected response time
+// goes first. As the fast replica's queue grows its expected response
+// passes that bound and the score's order stands again. The client's own
+// latencies cannot make this call: a slow replica's R_s rests on the few
+// requests the client sends it.
+//
 // The concurrency weight. w is the number of clients in the paper
 // (default 1: this process is the only client). With WithServerLoad the
 // weight in force is

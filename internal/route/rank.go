@@ -80,10 +80,15 @@ func (st *queryState[H, S]) rankC3(c []core.Candidate) {
 	st.now, st.haveNow = now, true
 	busyN := int64(cfg.BusyInFlight)
 	limited := p.rateLimited()
+	var known [maxCand]knownService
 	for k := range c {
 		h := t.hosts[c[k].Host].h
 		v := h.View(now)
 		c[k].Score = p.score(v, now)
+		known[k] = knownService{host: c[k].Host, svc: v.ServerServiceTime}
+		if v.ServerServiceTime > 0 {
+			known[k].expect = p.expectedResponse(v, now)
+		}
 		c[k].InFlight = v.Outstanding()
 		c[k].Busy = v.Busy(busyN, cfg.BusyNoResponse)
 		c[k].Stale = v.InFlight == 0 && v.SinceResponse >= cfg.ProbeAfter
@@ -94,6 +99,7 @@ func (st *queryState[H, S]) rankC3(c []core.Candidate) {
 	}
 	probe := st.demote(c, now)
 	eligible := core.OrderByScore(c, &st.rnd, cfg.Jitter)
+	knownSlowBehind(c, eligible, known[:len(c)])
 	if probe >= 0 && core.PromoteHost(c, probe) ||
 		cfg.ProbeP > 0 && st.rnd.Float() < cfg.ProbeP && core.PromoteStale(c, len(c)) {
 		p.probes.Add(1)
@@ -194,6 +200,76 @@ func (p *Router[H, S]) scoreWeights(v track.View, now time.Duration) (w, workers
 		w = weff
 	}
 	return w, workers
+}
+
+// knownService is what the known-slow rule reads of a candidate: its
+// polled 1/mu_s (0: none) and expected response time.
+type knownService struct {
+	host        int32
+	svc, expect float64
+}
+
+// The known-slow rule (knownSlowBehind): a replica whose polled service
+// time is at least slowServiceRatio times another eligible replica's is not
+// ranked first while its expected response time is over slowExpectRatio
+// times that replica's.
+const (
+	slowServiceRatio = 3.0
+	slowExpectRatio  = 1.5
+)
+
+// knownSlowBehind applies the known-slow rule to the ordered candidates:
+// when the first of the eligible ones has a polled 1/mu_s at least
+// slowServiceRatio times that of another eligible replica whose expected
+// response time (expectedResponse) is under 1/slowExpectRatio of its own,
+// the replica with the least expected response time among those goes
+// first. C3's cube repels a herd early: with two requests in flight a
+// 4 ms replica scores (27+2) x 4 ms, behind an idle 20 ms one at
+// (1+2) x 20 ms, though the request it would take waits about 3 x 4 ms
+// there. Where the polls show that a replica serves several times slower,
+// that trade is a loss, and the linear estimate decides; as the fast
+// replica's queue grows, its expected response passes the rule's bound and
+// the score's order stands again.
+func knownSlowBehind(c []core.Candidate, eligible int, known []knownService) {
+	if eligible < 2 {
+		return
+	}
+	first := lookupKnown(known, c[0].Host)
+	if first.svc <= 0 {
+		return
+	}
+	best := -1
+	var bestExpect float64
+	for k := 1; k < eligible; k++ {
+		o := lookupKnown(known, c[k].Host)
+		if o.svc <= 0 || first.svc < slowServiceRatio*o.svc || first.expect <= slowExpectRatio*o.expect {
+			continue
+		}
+		if best < 0 || o.expect < bestExpect {
+			best, bestExpect = k, o.expect
+		}
+	}
+	if best > 0 {
+		core.PromoteHost(c, c[best].Host)
+	}
+}
+
+func lookupKnown(known []knownService, host int32) knownService {
+	for _, k := range known {
+		if k.host == host {
+			return k
+		}
+	}
+	return knownService{}
+}
+
+// expectedResponse is the linear counterpart of score: the time a request
+// sent to the host now is expected to take (core.ExpectedResponse, the
+// queue ahead drained by W_s workers, then its own service), plus the tail
+// term k/mu_s, with the weights score uses.
+func (p *Router[H, S]) expectedResponse(v track.View, now time.Duration) float64 {
+	w, workers := p.scoreWeights(v, now)
+	return core.ExpectedResponse(v.ResponseTime, v.ServiceTime, v.QueueSize, v.Outstanding(), w, workers) + p.cfg.TailTerm*v.ServiceTime
 }
 
 // stalled reports whether a host owes responses and has been silent for

@@ -184,6 +184,52 @@ func TestC3WorkersLetFastHostKeepRequests(t *testing.T) {
 	assert.Equal(t, "h1", first(p, 60), "polled W_s = 32: 60 ahead is a queue")
 }
 
+// TestKnownSlowReplicaBehind: where the polls show a replica serving at
+// least 3x slower than another, the cube no longer sends requests to it
+// while the fast replica's expected response time is under two thirds of
+// its own; past that the score's order stands, and without polled service
+// times (or at a smaller ratio) the score alone decides.
+func TestKnownSlowReplicaBehind(t *testing.T) {
+	setup := func() (*Router[*testHost, any], *track.Tracker) {
+		p, _, _ := testRouter(t, 2, tailroute.WithRateControl(false), tailroute.WithProbe(0, time.Second), tailroute.WithJitter(0))
+		tr := p.Tracker()
+		for i := 0; i < 50; i++ {
+			tr.Host("h0").Observe(tr.Now(), 4*time.Millisecond, track.Success)
+			tr.Host("h1").Observe(tr.Now(), 20*time.Millisecond, track.Success)
+		}
+		return p, tr
+	}
+	first := func(p *Router[*testHost, any], inFlight int) string {
+		h0 := p.Tracker().Host("h0")
+		var as []track.Attempt
+		for i := 0; i < inFlight; i++ {
+			as = append(as, h0.Begin(p.Tracker().Now()))
+		}
+		defer func() {
+			for _, a := range as {
+				h0.End(a)
+			}
+		}()
+		return plan(p, Query{})[0]
+	}
+	p, _ := setup()
+	assert.Equal(t, "h1", first(p, 2), "no polled service times: (27+2) x 4ms behind (1+2) x 20ms")
+
+	p, tr := setup()
+	tr.Host("h0").ServerLoad(tr.Now(), 0, 4*time.Millisecond, time.Second)
+	tr.Host("h1").ServerLoad(tr.Now(), 0, 20*time.Millisecond, time.Second)
+	for n := 0; n <= 5; n++ {
+		// expected: (n+1) x 4ms + 2 x 4ms against 20ms + 2 x 20ms
+		assert.Equal(t, "h0", first(p, n), "polled 4ms vs 20ms, %d in flight", n)
+	}
+	assert.Equal(t, "h1", first(p, 8), "9 x 4ms + 8ms is over 60ms / 1.5: the score's order")
+
+	p, tr = setup()
+	tr.Host("h0").ServerLoad(tr.Now(), 0, 8*time.Millisecond, time.Second)
+	tr.Host("h1").ServerLoad(tr.Now(), 0, 20*time.Millisecond, time.Second)
+	assert.Equal(t, "h1", first(p, 2), "polled 8ms vs 20ms: under 3x, the score decides")
+}
+
 func TestP2CPicksLessLoaded(t *testing.T) {
 	p, _, _ := testRouter(t, 2, tailroute.WithStrategy(tailroute.P2C))
 	q := Query{}

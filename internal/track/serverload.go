@@ -130,7 +130,11 @@ func (h *Host) applyServerLoad(v *View, now time.Duration) bool {
 		return false
 	}
 	v.ServerLoadAge, v.ServerLoadWeight = age, w
-	if s, ok := h.load.svc.get(); ok && s > v.ServiceTime {
+	s, ok := h.load.svc.get()
+	if ok {
+		v.ServerServiceTime = s
+	}
+	if ok && s > v.ServiceTime {
 		// Only above R_s: a polled 1/mu_s below it would make the host
 		// look faster than its latencies said (C3's R_s - 1/mu_s +
 		// qhat^3/mu_s).

@@ -33,6 +33,9 @@ type View struct {
 	// ServerLoadAge is that sample's age.
 	ServerLoadWeight float64
 	ServerLoadAge    time.Duration
+	// ServerServiceTime is the polled 1/mu_s in ns (the mean over every
+	// client's requests) while the sample counts; 0 without one.
+	ServerServiceTime float64
 	// Workers is W_s, the requests the server serves at once, as polled
 	// (Host.ServerWorkers); 0 when unknown.
 	Workers float64
