@@ -46,7 +46,7 @@ func TestLoadEstimatorLittlesLawAndRestart(t *testing.T) {
 // its query.
 func TestPollPlanPinsHostAndIsNotMeasured(t *testing.T) {
 	const iv = 100 * time.Millisecond
-	p, hosts, clk := testPolicy(t, 3, tailroute.WithServerLoad(iv))
+	p, hosts, clk := testPolicy(t, 3, tailroute.WithPollBudget(1, iv, iv))
 	e := hosts[1]
 	eh := p.r.Tracker().Host(hostID(e))
 	assert.False(t, IsServerLoadPoll(context.Background()))
