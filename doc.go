@@ -196,17 +196,17 @@
 // Budget (WithPollBudget: share, minInterval, maxInterval; default 0.1,
 // 100ms, 2s). A client's polls are at most share of its own requests:
 // every host polled has a token bucket that starts with one credit, earns
-// share/M credits per request the policy plans (user traffic only; M the
-// hosts polled: up, eligible as above, not dropped by the fallback) and
-// holds at most one; a poll spends one, and a host whose turn finds no
-// credit is not polled. Each host's turn comes every
+// share/M credits per request the policy plans (user traffic only; queries
+// pinned to a host, as polls are, earn none; M the hosts polled: up,
+// eligible as above, not dropped by the fallback) and holds at most one; a
+// poll spends one, and a host whose turn finds no credit is not polled. Each host's turn comes every
 //
 //	I = clamp(M/(share*r), minInterval, maxInterval)
 //
 // times a random factor in [0.8, 1.2), never less than minInterval after
 // its previous turn (r: the client's request rate, an EWMA over about a
 // second of plans); a turn that finds the credit short comes again when
-// the rest is earned at rate r, if sooner. A busy client's polls so spread
+// the rest is earned at rate r, if sooner. So a busy client's polls spread
 // evenly over the hosts, one per I each, and a client that stops sending
 // stops polling after at most M more polls (one per host). A host's first
 // poll comes within minInterval of the session (its first credit). A fixed
@@ -214,17 +214,18 @@
 //
 // Worst case. Over any stretch of time T in which a client plans R
 // requests (and polls the same M hosts), it polls each node at most
-// min(1 + share*R/M, 1 + T/minInterval) times:
-// at most min(1/minInterval, share*r/M) polls per second per node per
-// client, plus one. N clients that each poll the same M nodes send a node
-// at most min(N/minInterval, share*(r_1 + ... + r_N)/M) polls per second,
-// plus N: at most share of their requests, spread over the nodes, and
+// min(1 + share*R/M, 1 + T/minInterval) times: beyond one, at most
+// min(1/minInterval, share*r/M) polls per second per node per client. N
+// clients that each poll the same M nodes and plan R requests in all over
+// T send a node at most min(N*(1 + T/minInterval), N + share*R/M) polls:
+// beyond N, at most min(N/minInterval, share*(r_1 + ... + r_N)/M) per
+// second, i.e. at most share of their requests, spread over the nodes, and
 // never more than 10 per second per client at the default minInterval. A
 // client at 1000 requests per second on 5 nodes polls each node up to 10
-// times a second (I = minInterval; 5% of its requests), one at 10 requests per
-// second once every 5 seconds (I = maxInterval, the credit allows one per
-// 5 s). ServerLoadCounters report the current polls per second per node
-// and I; policy/promstats exports them.
+// times a second (I = minInterval; 5% of its requests), one at 10
+// requests per second once every 5 seconds (I = maxInterval, the credit
+// allows one per 5 s). ServerLoadCounters report the current polls per
+// second per node and I; policy/promstats exports them.
 //
 // Freshness follows the interval the host is polled at: each sample is
 // stamped with the midpoint of its poll and counts in full for 1.5 of the

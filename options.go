@@ -60,8 +60,8 @@ func WithRemoteDCs(allow bool) Option {
 // queue estimate qhat_s = 1 + os_s*w + q_s. The paper sets it to the number
 // of clients; the default 1 assumes this process is the only client (set it
 // to the number of application instances sharing the cluster). With
-// WithServerLoad the weight in force is min(w, max(1, Qmax)) (see "The
-// concurrency weight" in the package doc). Allowed 0..1e6.
+// polled server load (WithServerLoad) the weight in force is
+// min(w, max(1, Qmax)) (see "The concurrency weight" in the package doc). Allowed 0..1e6.
 func WithConcurrencyWeight(w float64) Option {
 	return route("WithConcurrencyWeight", func(s *settings.Set) {
 		if !(w >= 0 && w <= 1e6) {
@@ -266,9 +266,8 @@ func WithServerLoad(on bool) Option {
 // less than minInterval after the previous one (r the client's request
 // rate, a one-second EWMA). Worst case per node and client: over any
 // stretch of time T with R requests, min(1 + share*R/M, 1 + T/minInterval)
-// polls; N clients send a node at most min(N/minInterval,
-// share*(r_1+...+r_N)/M) polls per second, plus N (see "Server load" in
-// the package doc). A client that stops sending stops polling after at
+// polls; N clients with R requests in all, min(N*(1 + T/minInterval),
+// N + share*R/M) (see "Server load" in the package doc). A client that stops sending stops polling after at
 // most M more polls. A fixed interval d is WithPollBudget(1, d, d).
 // Default 0.1, 100ms and 2s. Allowed share (0, 1], minInterval 10ms..1m,
 // maxInterval minInterval..10m.

@@ -203,8 +203,8 @@ type Query struct {
 // Pick returns the query plan of one execution (see policy.Policy.Pick for
 // the plan and the rules of the pooled state).
 func (r *Router[H, S]) Pick(q Query) func() S {
-	if r.polled && !q.None {
-		r.requests.Add(1) // poll credit (WithPollBudget); polls never reach here
+	if r.polled && !q.None && q.Pinned == "" {
+		r.requests.Add(1) // poll credit (WithPollBudget); polls are pinned (v2) or planned by PollPlan (v1)
 	}
 	t := r.tbl.Load()
 	seq := !q.None && !q.Idempotent

@@ -183,3 +183,19 @@ func sum(m map[string]int) (n int) {
 	}
 	return n
 }
+
+// Only user plans earn poll credit, and only while the policy polls: a
+// query pinned to a host (as the v2 adapter's polls are) and Pick(nil) do
+// not count, nor does any plan of a strategy that does not poll.
+func TestPollCreditCountsUserPlans(t *testing.T) {
+	r, _, _ := testRouter(t, 2)
+	plan(r, Query{})
+	plan(r, Query{Pinned: "h0"})
+	plan(r, Query{None: true})
+	assert.EqualValues(t, 1, r.requests.Load())
+	for _, opts := range [][]tailroute.Option{{tailroute.WithStrategy(tailroute.P2C)}, {tailroute.WithServerLoad(false)}} {
+		r, _, _ := testRouter(t, 2, opts...)
+		plan(r, Query{})
+		assert.Zero(t, r.requests.Load())
+	}
+}
