@@ -26,10 +26,13 @@ const (
 	DefaultProbeAfter          = time.Second
 	DefaultMaxCandidates       = 8
 	DefaultHealthTolerance     = 0.05
-	// DefaultServerLoadInterval is the interval suggested for
-	// WithServerLoad (polling is off by default): 4 polls per second per
-	// node and client session.
-	DefaultServerLoadInterval = 250 * time.Millisecond
+	DefaultServerLoad          = true // C3 polls system_views.thread_pools
+	// DefaultPollShare, DefaultPollMinInterval and DefaultPollMaxInterval
+	// are WithPollBudget's: polls are at most a tenth of the client's own
+	// requests, and each host is polled every 100ms to 2s.
+	DefaultPollShare       = 0.1
+	DefaultPollMinInterval = 100 * time.Millisecond
+	DefaultPollMaxInterval = 2 * time.Second
 )
 
 // Defaults of the hedging options: what a Hedger does without the option.
@@ -56,10 +59,11 @@ const (
 
 // Limits of the options' allowed ranges that are not plain literals.
 const (
-	maxTailTerm           = 100
-	maxCandidates         = 16
-	minServerLoadInterval = 10 * time.Millisecond
-	maxServerLoadInterval = time.Minute
+	maxTailTerm        = 100
+	maxCandidates      = 16
+	minPollInterval    = 10 * time.Millisecond
+	maxPollMinInterval = time.Minute
+	maxPollMaxInterval = 10 * time.Minute
 )
 
 // defaults is every setting before any option.
@@ -81,6 +85,10 @@ func defaults() settings.Set {
 			MaxCandidates:  DefaultMaxCandidates,
 			HealthTol:      DefaultHealthTolerance,
 			TailTerm:       DefaultTailTerm,
+			ServerLoad:     DefaultServerLoad,
+			PollShare:      DefaultPollShare,
+			PollMin:        DefaultPollMinInterval,
+			PollMax:        DefaultPollMaxInterval,
 			FeedbackQ:      settings.DefaultFeedbackQueueKey,
 			FeedbackST:     settings.DefaultFeedbackServiceTimeKey,
 		},

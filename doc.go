@@ -27,7 +27,8 @@
 // github.com/tailroute/tailroute/apache/policy and
 // github.com/tailroute/tailroute/apache/speculative (where a hedged
 // execution is prepared with Hedger.Arm). With no option at all,
-// policy.New() gives the C3 strategy with every default below.
+// policy.New() gives the C3 strategy with every default below, server-load
+// polling included (see Server load).
 //
 // The routing options (WithStrategy, WithLocalDC, WithTailTerm,
 // WithServerLoad, ...) are given to policy.New, the hedging options
@@ -74,7 +75,8 @@
 // length, os_s the requests this client has in flight on it, w the
 // concurrency weight (WithConcurrencyWeight), W_s the requests the host
 // serves at once and k the tail term (WithTailTerm). Without a server
-// signal (no polled server load) 1/mu_s is R_s (the whole response time is
+// signal (no polled server load: WithServerLoad(false), a cluster without
+// system_views, or no fresh sample) 1/mu_s is R_s (the whole response time is
 // taken as service time) and q_s is 0, so Psi_s = R_s*(qeff_s^3 + k). A host
 // without samples is scored with the cluster-wide R EWMA. Every score is
 // multiplied by 1 + jitter*u, u uniform in [-1,1), before sorting
@@ -87,7 +89,7 @@
 // drains W_s times as fast: qeff_s (W_s = 1 is the paper's score). The
 // estimate stays pessimistic (all workers assumed busy), so every request
 // in flight still costs something and a client still spreads its requests.
-// W_s comes from each host's polled active_tasks_limit (WithServerLoad),
+// W_s comes from each host's polled active_tasks_limit (see Server load),
 // else from WithServerWorkers (default 1): without a signal the client
 // cannot tell a node's real parallelism, and an assumed W_s above it
 // removes the queue penalty that makes C3 leave a node whose requests pile
@@ -121,8 +123,8 @@
 // requests the client sends it.
 //
 // The concurrency weight. w is the number of clients in the paper
-// (default 1: this process is the only client). With WithServerLoad the
-// weight in force is
+// (default 1: this process is the only client). With polled server load
+// (see Server load) the weight in force is
 //
 //	w_eff = min(w, max(1, Qmax))
 //
@@ -133,8 +135,8 @@
 // w stands; at low load a request in flight on a fast host no longer counts
 // as w of them. A host silent for longer than its R_s keeps R_s/silence of
 // w - w_eff, so a paused host's requests in flight count as w again within
-// a few R_s. A host's queue counts while its latest poll is at most 6
-// intervals old; without any, w again.
+// a few R_s. A host's queue counts while its latest poll is at most 6 of
+// its poll intervals old; without any, w again.
 //
 // # Health
 //
@@ -183,19 +185,68 @@
 //
 // # Server load
 //
-// With WithServerLoad(interval) the policy reads, for every up host, that
-// host's own rows of the node-local virtual table (Cassandra 4.0+)
+// With the C3 strategy the policy polls by default (WithServerLoad; P2C and
+// RoundRobin never poll) for every up host (local, or any with
+// WithRemoteDCs) that host's own rows of the node-local virtual table
+// (Cassandra 4.0+)
 //
 //	SELECT name, active_tasks, active_tasks_limit, pending_tasks, completed_tasks FROM system_views.thread_pools
 //
 // through the application's session, at consistency ONE, without retries,
-// with a timeout of one interval, routed to that host itself. Polls are
-// never measured, never counted in os_s and never passed to the tracker as
-// user traffic; query observers can skip them with the adapters'
-// IsServerLoadPoll. Each host is polled on its own schedule, every interval
-// times a random factor in [0.8, 1.2), so the hosts' polls do not line up.
-// Cost: one query per host per interval from each client session (4/s per
-// node at DefaultServerLoadInterval), answered from memory by the node.
+// with a timeout of the host's poll interval, routed to that host itself.
+// Polls are never measured, never counted in os_s, never earn poll credit
+// and are never passed to the tracker as user traffic; query observers can
+// skip them with the adapters' IsServerLoadPoll.
+//
+// Fallback. The answer decides, not the version a node reports: a host that
+// answers Invalid (no system_views: Cassandra 3.x) or Unauthorized (no
+// SELECT on it) is not polled again, and the first such host is logged,
+// once per policy, however many follow. On a cluster without the table a
+// client sends one poll per host, ever, and C3 ranks on its own estimates
+// (q_s = 0, 1/mu_s = R_s). A poll that fails otherwise is dropped and the
+// host polled again at its next turn. User queries never wait for a poll
+// and never see its errors.
+//
+// Budget (WithPollBudget: share, minInterval, maxInterval; default 0.1,
+// 100ms, 2s). A client's polls are at most share of its own requests:
+// every host polled has a token bucket that starts with one credit, earns
+// share/M credits per request the policy plans (user traffic only; queries
+// pinned to a host, as polls are, earn none; M the hosts polled: up,
+// eligible as above, not dropped by the fallback) and holds at most one; a
+// poll spends one, and a host whose turn finds no credit is not polled. Each host's turn comes every
+//
+//	I = clamp(M/(share*r), minInterval, maxInterval)
+//
+// times a random factor in [0.8, 1.2), never less than minInterval after
+// its previous turn (r: the client's request rate, an EWMA over about a
+// second of plans); a turn that finds the credit short comes again when
+// the rest is earned at rate r, if sooner. So a busy client's polls spread
+// evenly over the hosts, one per I each, and a client that stops sending
+// stops polling after at most M more polls (one per host). A host's first
+// poll comes within minInterval of the session (its first credit). A fixed
+// interval d is WithPollBudget(1, d, d).
+//
+// Worst case. Over any stretch of time T in which a client plans R
+// requests (and polls the same M hosts), it polls each node at most
+// min(1 + share*R/M, 1 + T/minInterval) times: beyond one, at most
+// min(1/minInterval, share*r/M) polls per second per node per client. N
+// clients that each poll the same M nodes and plan R requests in all over
+// T send a node at most min(N*(1 + T/minInterval), N + share*R/M) polls:
+// beyond N, at most min(N/minInterval, share*(r_1 + ... + r_N)/M) per
+// second, i.e. at most share of their requests, spread over the nodes, and
+// never more than 10 per second per client at the default minInterval. A
+// client at 1000 requests per second on 5 nodes polls each node up to 10
+// times a second (I = minInterval; 5% of its requests), one at 10
+// requests per second once every 5 seconds (I = maxInterval, the credit
+// allows one per 5 s). ServerLoadCounters report the current polls per
+// second per node and I; policy/promstats exports them.
+//
+// Freshness follows the interval the host is polled at: each sample is
+// stamped with the midpoint of its poll and counts in full for 1.5 of the
+// host's I at that poll; after that it fades and is dropped after 6 such
+// intervals, so a host whose polls stop or slow down falls back to the
+// client-side estimates (q_s = 0, 1/mu_s = R_s). A host's polled queue
+// counts in Qmax for 6 of its intervals (see The concurrency weight).
 //
 // From each sample, over ReadStage and MutationStage:
 //
@@ -217,22 +268,15 @@
 // W_s is the node's configuration, not its load: it is used for every host
 // that reported one, whatever the sample's age. A completed count lower
 // than the previous sample's (the node restarted) gives no rate: the sample
-// becomes the new baseline. Each sample is stamped with the midpoint of its
-// poll and counts in full for 1.5 intervals; after that it fades and is
-// dropped after 6 intervals, so a host whose polls stop falls back to the
-// client-side estimates (q_s = 0, 1/mu_s = R_s). A polled 1/mu_s counts
-// for every host, only when above R_s (then R_s is raised to it: a
-// response takes at least its service time): it is the mean over every
-// client's requests, where the client's own R_s of a host it seldom uses
-// rests on a few samples of a spread-out service time, so an avoided slow
-// replica would otherwise look fast again after a few lucky responses. A
-// polled q_s counts only for a host the client does not measure itself
-// (nothing observed since the sample, nothing outstanding, no response for
-// 1.5 intervals): on a host it uses, its own os_s is fresher. A host that answers
-// Invalid or Unauthorized (no system_views, or no SELECT on it) is logged
-// once and not polled again; a poll that fails otherwise is dropped and the
-// host polled again at the next interval. User queries never wait for a
-// poll and never see its errors.
+// becomes the new baseline. A polled 1/mu_s counts for every host, only
+// when above R_s (then R_s is raised to it: a response takes at least its
+// service time): it is the mean over every client's requests, where the
+// client's own R_s of a host it seldom uses rests on a few samples of a
+// spread-out service time, so an avoided slow replica would otherwise look
+// fast again after a few lucky responses. A polled q_s counts only for a
+// host the client does not measure itself (nothing observed since the
+// sample, nothing outstanding, no response for the sample's 1.5
+// intervals): on a host it uses, its own os_s is fresher.
 //
 // # Signals
 //
@@ -247,7 +291,7 @@
 //	                                they count with os_s until the host
 //	                                answers a later request
 //	Mark without Wire               the measurement, from the plan's own timing
-//	WithServerLoad                  q_s, 1/mu_s and W_s as above
+//	server-load poll (C3 default)   q_s, 1/mu_s and W_s as above
 //	host down / up                  skipped / clean slate (statistics reset)
 //
 // # Hedging

@@ -60,8 +60,8 @@ func WithRemoteDCs(allow bool) Option {
 // queue estimate qhat_s = 1 + os_s*w + q_s. The paper sets it to the number
 // of clients; the default 1 assumes this process is the only client (set it
 // to the number of application instances sharing the cluster). With
-// WithServerLoad the weight in force is min(w, max(1, Qmax)) (see "The
-// concurrency weight" in the package doc). Allowed 0..1e6.
+// polled server load (WithServerLoad) the weight in force is
+// min(w, max(1, Qmax)) (see "The concurrency weight" in the package doc). Allowed 0..1e6.
 func WithConcurrencyWeight(w float64) Option {
 	return route("WithConcurrencyWeight", func(s *settings.Set) {
 		if !(w >= 0 && w <= 1e6) {
@@ -244,17 +244,48 @@ func WithHealthTolerance(tolerance float64) Option {
 	})
 }
 
-// WithServerLoad turns on server-load polling every interval: q_s, 1/mu_s
-// and W_s of C3's score come from each host's system_views.thread_pools
-// (Cassandra 4.0+; see "Server load" in the package doc). Off by default;
-// DefaultServerLoadInterval is the suggested interval. Allowed 10ms..1m.
-func WithServerLoad(interval time.Duration) Option {
-	return route("WithServerLoad", func(s *settings.Set) {
-		if interval < minServerLoadInterval || interval > maxServerLoadInterval {
-			s.Fail(settings.Routing, "WithServerLoad: ServerLoadInterval = %v, allowed %v..%v", interval, minServerLoadInterval, maxServerLoadInterval)
+// WithServerLoad turns server-load polling on or off; default true (it
+// applies to the C3 strategy only: P2C and RoundRobin never poll). On,
+// q_s, 1/mu_s and W_s of C3's score come from each host's
+// system_views.thread_pools (Cassandra 4.0+), polled within the budget of
+// WithPollBudget; a cluster that does not serve the table (Cassandra 3.x,
+// or no SELECT permission on it) is logged once and not polled again (see
+// "Server load" in the package doc). Off, C3 ranks on the client's own
+// estimates (q_s = 0, 1/mu_s = R_s).
+func WithServerLoad(on bool) Option {
+	return route("WithServerLoad", func(s *settings.Set) { s.Route.ServerLoad = on })
+}
+
+// WithPollBudget bounds what server-load polling (WithServerLoad) costs:
+// a client's polls are at most share of its own requests. Each host polled
+// has a token bucket that starts with one credit, earns share/M credits
+// per request the policy plans (user traffic; M the hosts polled) and
+// holds at most one; a poll spends one, and a host whose turn finds no
+// credit is not polled. A host's turn comes every clamp(M/(share*r),
+// minInterval, maxInterval) times a random factor in [0.8, 1.2), never
+// less than minInterval after the previous one (r the client's request
+// rate, a one-second EWMA). Worst case per node and client: over any
+// stretch of time T with R requests, min(1 + share*R/M, 1 + T/minInterval)
+// polls; N clients with R requests in all, min(N*(1 + T/minInterval),
+// N + share*R/M) (see "Server load" in the package doc). A client that stops sending stops polling after at
+// most M more polls. A fixed interval d is WithPollBudget(1, d, d).
+// Default 0.1, 100ms and 2s. Allowed share (0, 1], minInterval 10ms..1m,
+// maxInterval minInterval..10m.
+func WithPollBudget(share float64, minInterval, maxInterval time.Duration) Option {
+	return route("WithPollBudget", func(s *settings.Set) {
+		if !(share > 0 && share <= 1) {
+			s.Fail(settings.Routing, "WithPollBudget: PollShare = %v, allowed (0, 1]", share)
 			return
 		}
-		s.Route.ServerLoad = interval
+		if minInterval < minPollInterval || minInterval > maxPollMinInterval {
+			s.Fail(settings.Routing, "WithPollBudget: PollMinInterval = %v, allowed %v..%v", minInterval, minPollInterval, maxPollMinInterval)
+			return
+		}
+		if maxInterval < minInterval || maxInterval > maxPollMaxInterval {
+			s.Fail(settings.Routing, "WithPollBudget: PollMaxInterval = %v, allowed %v (minInterval)..%v", maxInterval, minInterval, maxPollMaxInterval)
+			return
+		}
+		s.Route.PollShare, s.Route.PollMin, s.Route.PollMax = share, minInterval, maxInterval
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -32,6 +33,8 @@ var docDefaults = map[string][]any{
 	"WithProbe":               {DefaultProbeProbability, DefaultProbeAfter},
 	"WithMaxCandidates":       {DefaultMaxCandidates},
 	"WithHealthTolerance":     {DefaultHealthTolerance},
+	"WithServerLoad":          {DefaultServerLoad},
+	"WithPollBudget":          {DefaultPollShare, DefaultPollMinInterval, DefaultPollMaxInterval},
 	"WithQuantile":            {DefaultQuantile},
 	"WithDelayBounds":         {DefaultMinDelay, DefaultMaxDelay},
 	"WithRefreshInterval":     {DefaultRefreshInterval},
@@ -58,12 +61,11 @@ func format(v any) string {
 
 // TestDocDefaults: the default every option's doc states ("default 2",
 // "Default 10 and 200ms") is its constant, and every Default constant is
-// stated by some option's doc (or documents itself, as the suggested
-// DefaultServerLoadInterval does).
+// stated by some option's doc.
 func TestDocDefaults(t *testing.T) {
 	fset := token.NewFileSet()
 	seen := map[string]bool{}
-	used := map[string]bool{"DefaultServerLoadInterval": true}
+	used := map[string]bool{}
 	for _, file := range []string{"options.go", "hedging.go", "defaults.go"} {
 		f, err := parser.ParseFile(fset, file, nil, parser.ParseComments)
 		require.NoError(t, err)
@@ -128,12 +130,11 @@ func TestDocDefaults(t *testing.T) {
 		"DefaultRefreshInterval": DefaultRefreshInterval, "DefaultBudgetFraction": DefaultBudgetFraction,
 		"DefaultBudgetWindow": DefaultBudgetWindow, "DefaultErrorHoldoff": DefaultErrorHoldoff,
 		"DefaultBurstHorizon": DefaultBurstHorizon, "DefaultBurstFactor": DefaultBurstFactor,
-		"DefaultBurstFloor": DefaultBurstFloor,
+		"DefaultBurstFloor": DefaultBurstFloor, "DefaultServerLoad": DefaultServerLoad,
+		"DefaultPollShare": DefaultPollShare, "DefaultPollMinInterval": DefaultPollMinInterval,
+		"DefaultPollMaxInterval": DefaultPollMaxInterval,
 	}
 	for name := range used {
-		if name == "DefaultServerLoadInterval" {
-			continue
-		}
 		v, ok := consts[name]
 		if assert.True(t, ok, "%s: declared but not checked against a doc", name) {
 			assert.True(t, byValue[fmt.Sprintf("%T=%v", v, v)], "%s: no option's doc states it", name)
@@ -162,7 +163,10 @@ func TestDefaultsAreTheConstants(t *testing.T) {
 	assert.Equal(t, DefaultProbeAfter, r.ProbeAfter)
 	assert.Equal(t, DefaultMaxCandidates, r.MaxCandidates)
 	assert.Equal(t, DefaultHealthTolerance, r.HealthTol)
-	assert.Zero(t, r.ServerLoad, "server-load polling is off by default")
+	assert.Equal(t, DefaultServerLoad, r.ServerLoad)
+	assert.Equal(t, DefaultPollShare, r.PollShare)
+	assert.Equal(t, DefaultPollMinInterval, r.PollMin)
+	assert.Equal(t, DefaultPollMaxInterval, r.PollMax)
 	h := s.Hedge
 	assert.Equal(t, DefaultQuantile, h.Quantile)
 	assert.Equal(t, DefaultMinDelay, h.MinDelay)
@@ -198,6 +202,42 @@ func TestOptionKinds(t *testing.T) {
 	assert.EqualError(t, err, "speculative: WithClock: Clock = nil, want a non-nil tracker.Clock")
 	_, err = settings.Build(settings.Routing, []Option{WithClock(nil)})
 	assert.EqualError(t, err, "policy: WithClock: Clock = nil, want a non-nil tracker.Clock")
+}
+
+// TestWithPollBudgetValidated: each bad value is an error naming the
+// option, the field, the value and the allowed range; a fixed interval
+// (share 1, minInterval = maxInterval) and the limits are allowed.
+func TestWithPollBudgetValidated(t *testing.T) {
+	for _, tc := range []struct {
+		share    float64
+		min, max time.Duration
+		want     string
+	}{
+		{0, time.Second, time.Second, "WithPollBudget: PollShare = 0, allowed (0, 1]"},
+		{-0.1, time.Second, time.Second, "WithPollBudget: PollShare = -0.1, allowed (0, 1]"},
+		{1.5, time.Second, time.Second, "WithPollBudget: PollShare = 1.5, allowed (0, 1]"},
+		{math.NaN(), time.Second, time.Second, "WithPollBudget: PollShare = NaN, allowed (0, 1]"},
+		{0.1, 5 * time.Millisecond, time.Second, "WithPollBudget: PollMinInterval = 5ms, allowed 10ms..1m0s"},
+		{0.1, 2 * time.Minute, 5 * time.Minute, "WithPollBudget: PollMinInterval = 2m0s, allowed 10ms..1m0s"},
+		{0.1, time.Second, 500 * time.Millisecond, "WithPollBudget: PollMaxInterval = 500ms, allowed 1s (minInterval)..10m0s"},
+		{0.1, time.Second, 11 * time.Minute, "WithPollBudget: PollMaxInterval = 11m0s, allowed 1s (minInterval)..10m0s"},
+	} {
+		_, err := settings.Build(settings.Routing, []Option{WithPollBudget(tc.share, tc.min, tc.max)})
+		if assert.Error(t, err, "%+v", tc) {
+			assert.Equal(t, "policy: "+tc.want, err.Error())
+		}
+	}
+	for _, ok := range [][3]float64{{1, 0.01, 0.01}, {1e-6, 60, 600}, {0.5, 0.25, 0.25}} {
+		s, err := settings.Build(settings.Routing, []Option{WithPollBudget(ok[0], time.Duration(ok[1]*1e9), time.Duration(ok[2]*1e9))})
+		if assert.NoError(t, err, "%v", ok) {
+			assert.Equal(t, ok[0], s.Route.PollShare)
+			assert.Equal(t, time.Duration(ok[1]*1e9), s.Route.PollMin)
+			assert.Equal(t, time.Duration(ok[2]*1e9), s.Route.PollMax)
+		}
+	}
+	s, err := settings.Build(settings.Routing, []Option{WithServerLoad(false)})
+	require.NoError(t, err)
+	assert.False(t, s.Route.ServerLoad)
 }
 
 // TestWithServerWorkersValidated: W_s is 1 (the paper's single queue)

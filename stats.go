@@ -49,13 +49,19 @@ type Counters struct {
 	Unrouted          uint64 // picks without token information (ranked over a sample of local hosts)
 }
 
-// ServerLoadCounters are the cumulative counters of server-load polling
-// (the adapters' WithServerLoad); zero without polling.
+// ServerLoadCounters are the counters of server-load polling
+// (WithServerLoad, WithPollBudget); zero without polling.
 type ServerLoadCounters struct {
+	Requests uint64   // user requests planned while polling (what earns poll credit, WithPollBudget)
 	Polls    uint64   // poll queries sent
 	Failures uint64   // polls that failed or timed out
 	Samples  uint64   // samples recorded
 	Skipped  []string // hosts not polled (no system_views.thread_pools, not allowed), by host ID
+	// PollsPerSecond is this client's polls per second per node polled, over
+	// about the last 5 seconds (an exponentially weighted rate), and
+	// Interval the poll interval I in force now (WithPollBudget).
+	PollsPerSecond float64
+	Interval       time.Duration
 	// QueueMax is Qmax, the longest of the polled hosts' smoothed queues
 	// (pending + active), and Weight the concurrency weight in force,
 	// min(w, max(1, Qmax)) (package doc, "The concurrency weight").

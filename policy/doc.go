@@ -11,7 +11,7 @@
 //	err = p.Err()                      // problems found while serving
 //
 // Options are those of package github.com/tailroute/tailroute, e.g.
-// policy.New(tailroute.WithLocalDC("dc1"), tailroute.WithServerLoad(tailroute.DefaultServerLoadInterval)).
+// policy.New(tailroute.WithLocalDC("dc1"), tailroute.WithServerLoad(false)).
 // The rules (query plan, the C3 score with its tail term and W_s, health,
 // rate control, server load) and the defaults are specified in that
 // package's doc, sections "Query plan", "The C3 score", "Health", "Rate

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"net"
 	"testing"
 	"time"
@@ -24,6 +25,10 @@ type fakeQuery struct {
 func (q *fakeQuery) GetRoutingKey() ([]byte, error) { return q.key, nil }
 func (q *fakeQuery) Keyspace() string               { return q.ks }
 func (q *fakeQuery) IsIdempotent() bool             { return q.idempotent }
+
+// Context is read by Pick while a server-load poll of the policy runs
+// (polling is on by default): a user query's context is no poll's.
+func (q *fakeQuery) Context() context.Context { return context.Background() }
 
 func newHostInfo(id, ip string) *gocql.HostInfo {
 	h := &gocql.HostInfo{}

@@ -15,39 +15,54 @@ import (
 )
 
 func TestLoadEstimatorLittlesLawAndRestart(t *testing.T) {
-	var le route.LoadEstimator
 	ms := time.Millisecond
-	q, svc := le.Add(route.ThreadPoolSample{At: time.Second, Active: 4, Pending: 6, Completed: 1000, Own: 3})
+	at := func(d time.Duration) time.Duration { return time.Second + d }
+	var le route.LoadEstimator
+	q, svc := le.Add(route.ThreadPoolSample{At: at(0), Active: 4, Pending: 6, Completed: 1000, Own: 3})
 	assert.Equal(t, 7.0, q, "pending + active - own requests")
 	assert.Zero(t, svc, "one sample gives no rate")
-
-	// 400 completions in 100ms with 4 busy workers: 4 / 4000/s = 1ms.
-	q, svc = le.Add(route.ThreadPoolSample{At: time.Second + 100*ms, Active: 4, Pending: 0, Completed: 1400, Own: 8})
-	assert.Zero(t, q, "never negative")
+	// 400 completions per 100ms with 4 busy workers: 4 / 4000/s = 1ms, once
+	// four pairs are in.
+	for i := 1; i <= 4; i++ {
+		q, svc = le.Add(route.ThreadPoolSample{At: at(time.Duration(i) * 100 * ms), Active: 4, Completed: 1000 + int64(i)*400, Own: 8})
+		assert.Zero(t, q, "never negative")
+		if i < 4 {
+			assert.Zero(t, svc, "%d pairs: active counts are instants", i)
+		}
+	}
 	assert.Equal(t, ms, svc)
 
 	// Restart: completed went down. No rate (in particular no negative one),
-	// and the sample becomes the new baseline.
+	// and the sample becomes the new baseline of a new window.
 	q, svc = le.Add(route.ThreadPoolSample{At: 2 * time.Second, Active: 2, Pending: 1, Completed: 50})
 	assert.Equal(t, 3.0, q)
 	assert.Zero(t, svc)
-	_, svc = le.Add(route.ThreadPoolSample{At: 2*time.Second + 200*ms, Active: 2, Pending: 0, Completed: 150})
-	assert.Equal(t, 4*ms, svc, "2 workers, 100 completions in 200ms")
+	// Pairs in which no worker was seen busy count as zero busy time:
+	// 2 busy for 2 x 200ms and none for 2 x 200ms, 200 completions.
+	for i, a := range []float64{2, 2, 0, 0} {
+		_, svc = le.Add(route.ThreadPoolSample{At: 2*time.Second + time.Duration(i+1)*200*ms, Active: a, Completed: 50 + int64(i+1)*50})
+	}
+	// busy: (2+2)/2*200 + (2+2)/2*200 + (2+0)/2*200 + 0 = 1000ms over 200 completions
+	assert.Equal(t, 5*ms, svc)
 
-	// A pair in which no worker was seen busy counts as zero busy time:
-	// (2*200ms + 1*100ms) / (100 + 25) completions.
-	_, svc = le.Add(route.ThreadPoolSample{At: 2*time.Second + 300*ms, Active: 0, Completed: 175})
-	assert.Equal(t, 4*ms, svc)
-	_, svc = le.Add(route.ThreadPoolSample{At: 2*time.Second + 400*ms, Active: 0, Completed: 200})
-	assert.Equal(t, 500*ms/150, svc, "idle pairs pull the mean down, as the time they stand for")
-
-	// Too few completions in the window: no estimate.
+	// Few completions: the window reaches back as far as 32 pairs for 8.
 	var few route.LoadEstimator
-	few.Add(route.ThreadPoolSample{At: time.Second, Active: 1, Completed: 10})
-	_, svc = few.Add(route.ThreadPoolSample{At: time.Second + 100*ms, Active: 1, Completed: 13})
-	assert.Zero(t, svc, "3 completions")
-	_, svc = few.Add(route.ThreadPoolSample{At: time.Second + 200*ms, Active: 1, Completed: 18})
-	assert.Equal(t, 200*ms/8, svc, "8 completions in the window: 200ms of one busy worker")
+	few.Add(route.ThreadPoolSample{At: at(0), Active: 1, Completed: 10})
+	for i := 1; i <= 6; i++ {
+		_, svc = few.Add(route.ThreadPoolSample{At: at(time.Duration(i) * 100 * ms), Active: 1, Completed: 10 + int64(i)})
+		assert.Zero(t, svc, "%d completions", i)
+	}
+	_, svc = few.Add(route.ThreadPoolSample{At: at(700 * ms), Active: 1, Completed: 18})
+	assert.Equal(t, 700*ms/8, svc, "8 completions in 7 pairs: 700ms of one busy worker")
+	// Completions stop: the estimate (now over more pairs, idle ones
+	// included) stands while its pairs are within the last 32, then there
+	// is none.
+	for i := 8; i <= 32; i++ {
+		_, svc = few.Add(route.ThreadPoolSample{At: at(time.Duration(i) * 100 * ms), Active: 0, Completed: 18})
+		assert.NotZero(t, svc, "pair %d", i)
+	}
+	_, svc = few.Add(route.ThreadPoolSample{At: at(33 * 100 * ms), Active: 0, Completed: 18})
+	assert.Zero(t, svc, "the completions left the window: none, not the old estimate")
 }
 
 // A poll query goes to the polled host only and is not user traffic: no
@@ -56,7 +71,7 @@ func TestLoadEstimatorLittlesLawAndRestart(t *testing.T) {
 // its query.
 func TestPollPlanPinsHostAndIsNotMeasured(t *testing.T) {
 	const iv = 100 * time.Millisecond
-	p, hosts, clk := testPolicy(t, 3, tailroute.WithServerLoad(iv))
+	p, hosts, clk := testPolicy(t, 3, tailroute.WithPollBudget(1, iv, iv))
 	e := hosts[1]
 	eh := p.r.Tracker().Host(hostID(e))
 	assert.False(t, IsServerLoadPoll(context.Background()))

@@ -33,7 +33,7 @@
 //     on idempotent queries) works with this policy: set
 //     tailroute.WithDriverSpeculation, or the policy stops pooling
 //     idempotent plans by itself at the first late call it sees.
-//   - Server-load polling (tailroute.WithServerLoad) pins each poll to its
+//   - Server-load polling (on by default with C3) pins each poll to its
 //     host with Query.SetHostID instead of planning it in Pick.
 //   - Logging goes to the ClusterConfig's StructuredLogger (Warning), else
 //     to the standard log package.

@@ -11,9 +11,10 @@ import (
 	"github.com/tailroute/tailroute/internal/route"
 )
 
-// Server-load polling (tailroute.WithServerLoad; the rules are in package
-// tailroute, "Server load"): the driver's side of the poller, over the
-// engine's schedule and estimator (internal/route).
+// Server-load polling (tailroute.WithServerLoad, WithPollBudget; the
+// rules are in package tailroute, "Server load"): the driver's side of the
+// poller, over the engine's schedule, budget and estimator
+// (internal/route).
 
 // IsServerLoadPoll reports whether ctx is the context of one of the
 // policy's server-load polls; query observers that count user traffic use
@@ -24,11 +25,11 @@ func IsServerLoadPoll(ctx context.Context) bool { return route.IsServerLoadPoll(
 // documented in package tailroute.
 type ServerLoadCounters = tailroute.ServerLoadCounters
 
-// ServerLoadCounters returns the poller's counters (zero without
-// WithServerLoad).
+// ServerLoadCounters returns the poller's counters (zero without polling:
+// WithServerLoad(false), or a strategy other than C3).
 func (p *Policy) ServerLoadCounters() ServerLoadCounters { return p.r.ServerLoadCounters() }
 
-// startServerLoad polls through s (WithServerLoad; a no-op without it).
+// startServerLoad polls through s (a no-op without polling).
 func (p *Policy) startServerLoad(s *gocql.Session) {
 	p.r.StartServerLoad(route.PollDriver[*gocql.HostInfo]{
 		Closed: s.Closed,

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,19 +26,212 @@ import (
 // The server-load tests both adapters run (this file is the source of
 // apache/policy/serverload_shared_test.go, see internal/v2gen).
 
-func TestWithServerLoadValidated(t *testing.T) {
-	for _, d := range []time.Duration{0, -time.Second, 5 * time.Millisecond, 2 * time.Minute, 1 << 62} {
-		_, err := New(tailroute.WithServerLoad(d))
-		require.Error(t, err, "%v", d)
-		assert.Contains(t, err.Error(), fmt.Sprintf("WithServerLoad: ServerLoadInterval = %v, allowed 10ms..1m0s", d))
+// Polling is on by default for C3 (within the default budget); off with
+// WithServerLoad(false) and for the strategies that do not read it.
+func TestServerLoadOptions(t *testing.T) {
+	p, err := New()
+	require.NoError(t, err)
+	cfg := p.r.Config()
+	assert.True(t, cfg.ServerLoad, "on by default")
+	assert.Equal(t, tailroute.DefaultPollShare, cfg.PollShare)
+	assert.Equal(t, tailroute.DefaultPollMinInterval, cfg.PollMin)
+	assert.Equal(t, tailroute.DefaultPollMaxInterval, cfg.PollMax)
+	assert.Equal(t, ServerLoadCounters{}, p.ServerLoadCounters(), "no session yet")
+	_, err = New(tailroute.WithPollBudget(0, time.Second, time.Second))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "WithPollBudget: PollShare = 0, allowed (0, 1]")
+	p, err = New(tailroute.WithServerLoad(false))
+	require.NoError(t, err)
+	assert.False(t, p.r.Config().ServerLoad)
+}
+
+// fixedPoll polls every d (WithPollBudget(1, d, d)): one poll per request
+// at most.
+func fixedPoll(d time.Duration) tailroute.Option { return tailroute.WithPollBudget(1, d, d) }
+
+// keepSending sends reads, one a millisecond, of keys whose only replica
+// is ip (in a keyspace of replication factor 1) until stop is called or
+// the test ends: requests that earn the poller its credit
+// (WithPollBudget) without measuring any other host.
+func keepSending(t *testing.T, s *gocql.Session, p *Policy, ip string) (stop func()) {
+	t.Helper()
+	const ks = "slsend"
+	createKeyspace(t, s, p, ks, "{'class':'SimpleStrategy','replication_factor':1}")
+	var keys []string
+	for i := 0; len(keys) < 8; i++ {
+		if k := fmt.Sprint("k", i); fmt.Sprint(p.replicaIPs(ks, []byte(k))) == fmt.Sprint([]string{ip}) {
+			keys = append(keys, k)
+		}
 	}
-	p, err := New(tailroute.WithServerLoad(tailroute.DefaultServerLoadInterval))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ctx.Err() == nil; i++ {
+			var v string
+			_ = s.Query("SELECT field0 FROM "+ks+".usertable WHERE y_id = ?", keys[i%len(keys)]).WithContext(ctx).Scan(&v)
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
+	t.Cleanup(stop)
+	return stop
+}
+
+// countPolls wraps the poller's query to count the polls of each host, by
+// IP, whatever their outcome.
+func countPolls(p *Policy) func() map[string]int {
+	var mu sync.Mutex
+	n := map[string]int{}
+	q := p.pollQuery
+	p.pollQuery = func(ctx context.Context, s *gocql.Session, e *gocql.HostInfo, id string) (route.ThreadPoolSample, error) {
+		mu.Lock()
+		n[e.ConnectAddress().String()]++
+		mu.Unlock()
+		return q(ctx, s, e, id)
+	}
+	return func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(n)
+	}
+}
+
+// insertRows creates keyspace ks (replication factor 3) and inserts n rows
+// through s: user requests, which earn poll credit.
+func insertRows(t *testing.T, s *gocql.Session, p *Policy, ks string, n int) {
+	t.Helper()
+	createKeyspace(t, s, p, ks, "{'class':'SimpleStrategy','replication_factor':3}")
+	for i := 0; i < n; i++ {
+		require.NoError(t, s.Query("INSERT INTO "+ks+".usertable (y_id, field0) VALUES (?, 'v')", fmt.Sprint(i)).Exec())
+	}
+}
+
+// A policy with no option polls (C3, the default budget): samples arrive
+// as the client sends, and the counters show the cost.
+func TestServerLoadOnByDefault(t *testing.T) {
+	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 9, Model: sim.ServiceModel{Workers: 2, MeanService: time.Millisecond}})
+	p, err := New()
 	require.NoError(t, err)
-	assert.Equal(t, tailroute.DefaultServerLoadInterval, p.r.Config().ServerLoad)
-	p, err = New()
+	polls := countPolls(p)
+	insertRows(t, loadSession(t, c, p, quietLogger{}), p, "sldef", 100)
+	require.Eventually(t, func() bool { return p.ServerLoadCounters().Samples > 0 }, 10*time.Second, 10*time.Millisecond,
+		"polled by default: %+v", p.ServerLoadCounters())
+	lc := p.ServerLoadCounters()
+	t.Logf("counters %+v, polls by host %v", lc, polls())
+	assert.GreaterOrEqual(t, lc.Requests, uint64(100))
+	assert.Greater(t, lc.PollsPerSecond, 0.0)
+	assert.GreaterOrEqual(t, lc.Interval, tailroute.DefaultPollMinInterval)
+	assert.LessOrEqual(t, lc.Interval, tailroute.DefaultPollMaxInterval)
+	assert.Empty(t, lc.Skipped)
+	for ip, n := range polls() {
+		assert.LessOrEqual(t, float64(n), 1+tailroute.DefaultPollShare*float64(p.ServerLoadCounters().Requests)/3, ip)
+	}
+}
+
+// A cluster that does not serve system_views.thread_pools (Cassandra 3.x
+// on every node) costs one poll per host, ever, and one log line; user
+// queries see nothing of it.
+func TestServerLoadOffOnLegacyCluster(t *testing.T) {
+	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 10, Model: sim.ServiceModel{Workers: 4, MeanService: time.Millisecond}})
+	for _, ip := range c.Hosts() {
+		c.Node(ip).SetVirtualTables(false)
+	}
+	p, err := New(tailroute.WithPollBudget(1, 10*time.Millisecond, 10*time.Millisecond))
 	require.NoError(t, err)
-	assert.Zero(t, p.r.Config().ServerLoad, "off by default")
-	assert.Equal(t, ServerLoadCounters{}, p.ServerLoadCounters())
+	polls := countPolls(p)
+	log := &contract.Log{}
+	s := loadSession(t, c, p, logTo(log))
+	insertRows(t, s, p, "sl3x", 300)
+	require.Eventually(t, func() bool { return len(p.ServerLoadCounters().Skipped) == 3 }, 10*time.Second, 5*time.Millisecond)
+	for i := 0; i < 300; i++ {
+		var v string
+		require.NoError(t, s.Query("SELECT field0 FROM sl3x.usertable WHERE y_id = ?", fmt.Sprint(i)).Scan(&v))
+	}
+	lc := p.ServerLoadCounters()
+	assert.Equal(t, map[string]int{c.Hosts()[0]: 1, c.Hosts()[1]: 1, c.Hosts()[2]: 1}, polls(), "one poll per host, ever")
+	assert.EqualValues(t, 3, lc.Polls)
+	assert.EqualValues(t, 3, lc.Failures)
+	assert.Zero(t, lc.Samples)
+	assert.Len(t, log.Find("server-load polling is off"), 1, "one log line per policy")
+	for _, st := range p.Stats() {
+		assert.False(t, st.HasServerLoad, st.Address)
+	}
+}
+
+// WithServerLoad(false), and P2C (which does not read it), poll nothing.
+func TestServerLoadOffNoPoll(t *testing.T) {
+	for _, opt := range []tailroute.Option{tailroute.WithServerLoad(false), tailroute.WithStrategy(tailroute.P2C)} {
+		c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 11, Model: sim.ServiceModel{ZeroService: true}})
+		p, err := New(opt, tailroute.WithPollBudget(1, 10*time.Millisecond, 10*time.Millisecond))
+		require.NoError(t, err)
+		polls := countPolls(p)
+		insertRows(t, loadSession(t, c, p, quietLogger{}), p, "sloff", 200)
+		time.Sleep(50 * time.Millisecond) // 5 poll intervals: a poller, if any, would poll
+		assert.Empty(t, polls())
+		assert.Equal(t, ServerLoadCounters{}, p.ServerLoadCounters())
+		for _, st := range p.Stats() {
+			assert.False(t, st.HasServerLoad, st.Address)
+		}
+	}
+}
+
+// Many clients on one cluster, each polling at a fixed 10 ms within a
+// tenth of its own requests: each client polls each node at most
+// 1 + share*R/M times for its R requests, and more than its first credit
+// once it has sent.
+func TestServerLoadPollsBoundedByRequests(t *testing.T) {
+	const (
+		clients, reqs = 12, 150
+		share         = 0.1
+	)
+	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 12, Model: sim.ServiceModel{ZeroService: true}})
+	ps := make([]*Policy, clients)
+	ss := make([]*gocql.Session, clients)
+	counts := make([]func() map[string]int, clients)
+	for i := range ps {
+		p, err := New(tailroute.WithPollBudget(share, 10*time.Millisecond, 10*time.Millisecond))
+		require.NoError(t, err)
+		ps[i], counts[i] = p, countPolls(p)
+		ss[i] = loadSession(t, c, p, quietLogger{})
+	}
+	createKeyspace(t, ss[0], ps[0], "slmany", "{'class':'SimpleStrategy','replication_factor':3}")
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for i := range ss {
+		wg.Add(1)
+		go func(s *gocql.Session) {
+			defer wg.Done()
+			for j := 0; j < reqs; j++ {
+				var v string
+				if err := s.Query("SELECT field0 FROM slmany.usertable WHERE y_id = ?", fmt.Sprint(j)).Scan(&v); !errors.Is(err, gocql.ErrNotFound) {
+					errs <- err
+					return
+				}
+			}
+		}(ss[i])
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	for i := range ps {
+		require.Eventually(t, func() bool {
+			n := counts[i]()
+			return len(n) == 3 && n[c.Hosts()[0]] >= 2 && n[c.Hosts()[1]] >= 2 && n[c.Hosts()[2]] >= 2
+		}, 10*time.Second, 5*time.Millisecond, "client %d: every node polled beyond the first credit: %v", i, counts[i]())
+	}
+	time.Sleep(100 * time.Millisecond) // 10 poll intervals more: a client polling beyond its credit would show
+	for i, p := range ps {
+		lc := p.ServerLoadCounters()
+		assert.GreaterOrEqual(t, lc.Requests, uint64(reqs), "client %d", i)
+		bound := 1 + share*float64(lc.Requests)/3
+		for ip, n := range counts[i]() {
+			assert.LessOrEqual(t, float64(n), bound, "client %d, node %s: %d polls for %d requests", i, ip, n, lc.Requests)
+		}
+	}
 }
 
 // loadSession connects through p (wired) with logger.
@@ -93,12 +287,13 @@ func (r *pollRecorder) of(ip string) []route.ThreadPoolSample {
 func TestServerLoadFollowsSlowNode(t *testing.T) {
 	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 5, Model: sim.ServiceModel{Workers: 2, MeanService: 2 * time.Millisecond}})
 	const interval = 50 * time.Millisecond
-	p, err := New(tailroute.WithServerLoad(interval), tailroute.WithConcurrencyWeight(4))
+	p, err := New(fixedPoll(interval), tailroute.WithConcurrencyWeight(4))
 	require.NoError(t, err)
 	rec := recordPolls(p)
 	s := loadSession(t, c, p, quietLogger{})
 	createKeyspace(t, s, p, "sl", "{'class':'SimpleStrategy','replication_factor':3}")
 	require.NoError(t, s.Query("INSERT INTO sl.usertable (y_id, field0) VALUES ('k', 'v')").Exec())
+	keepSending(t, s, p, c.Hosts()[0]) // the credit of the polls; the slow node is not measured by this client
 	slow := c.Hosts()[2]
 	require.Eventually(t, func() bool { return hostStats(p, slow).HasServerLoad }, 5*time.Second, 10*time.Millisecond)
 	assert.Less(t, hostStats(p, slow).ServerQueue, 2.0)
@@ -166,11 +361,12 @@ func TestServerLoadSkipsHostWithoutTable(t *testing.T) {
 	legacy := c.Hosts()[1]
 	c.Node(legacy).SetVirtualTables(false)
 	const interval = 20 * time.Millisecond
-	p, err := New(tailroute.WithServerLoad(interval))
+	p, err := New(fixedPoll(interval))
 	require.NoError(t, err)
 	log := &contract.Log{}
 	s := loadSession(t, c, p, logTo(log))
 	createKeyspace(t, s, p, "sl3", "{'class':'SimpleStrategy','replication_factor':3}")
+	keepSending(t, s, p, c.Hosts()[0])
 	require.Eventually(t, func() bool { return len(p.ServerLoadCounters().Skipped) == 1 }, 5*time.Second, 5*time.Millisecond)
 	for i := 0; i < 200; i++ {
 		require.NoError(t, s.Query("INSERT INTO sl3.usertable (y_id, field0) VALUES (?, 'v')", fmt.Sprint(i)).Exec())
@@ -198,7 +394,7 @@ func TestServerLoadSkipsHostWithoutTable(t *testing.T) {
 func TestServerLoadPollTimeoutDoesNotTouchUserQueries(t *testing.T) {
 	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 7, Model: sim.ServiceModel{ZeroService: true}})
 	const interval = 30 * time.Millisecond
-	p, err := New(tailroute.WithServerLoad(interval))
+	p, err := New(fixedPoll(interval))
 	require.NoError(t, err)
 	hung := c.Hosts()[0]
 	var timeouts atomic.Int64
@@ -218,6 +414,7 @@ func TestServerLoadPollTimeoutDoesNotTouchUserQueries(t *testing.T) {
 	}
 	s := loadSession(t, c, p, quietLogger{})
 	createKeyspace(t, s, p, "slt", "{'class':'SimpleStrategy','replication_factor':3}")
+	stop := keepSending(t, s, p, c.Hosts()[1])
 	require.Eventually(t, func() bool { return timeouts.Load() >= 3 }, 5*time.Second, 5*time.Millisecond)
 
 	rel := make(chan struct{})
@@ -248,11 +445,13 @@ func TestServerLoadPollTimeoutDoesNotTouchUserQueries(t *testing.T) {
 		t.Fatal("user queries wait for the held poll")
 	}
 	release.Do(func() { close(rel) })
+	stop()
 	for _, st := range p.Stats() {
 		assert.Zero(t, st.InFlight, st.Address)
 	}
 	assert.False(t, hostStats(p, hung).HasServerLoad)
 	assert.True(t, hostStats(p, c.Hosts()[1]).HasServerLoad)
+	keepSending(t, s, p, c.Hosts()[1])
 	n := timeouts.Load()
 	require.Eventually(t, func() bool { return timeouts.Load() > n }, 5*time.Second, 5*time.Millisecond, "still polled")
 	assert.GreaterOrEqual(t, p.ServerLoadCounters().Failures, uint64(n))
@@ -265,7 +464,7 @@ func TestServerLoadPollTimeoutDoesNotTouchUserQueries(t *testing.T) {
 func TestServerLoadHostDownMidPollAndRestart(t *testing.T) {
 	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 8, Model: sim.ServiceModel{Workers: 2, MeanService: time.Millisecond}})
 	const interval = 30 * time.Millisecond
-	p, err := New(tailroute.WithServerLoad(interval))
+	p, err := New(fixedPoll(interval))
 	require.NoError(t, err)
 	victim := c.Hosts()[2]
 	var stopOnce sync.Once
@@ -285,6 +484,7 @@ func TestServerLoadHostDownMidPollAndRestart(t *testing.T) {
 	}
 	s := loadSession(t, c, p, quietLogger{})
 	createKeyspace(t, s, p, "sld", "{'class':'SimpleStrategy','replication_factor':3}")
+	keepSending(t, s, p, c.Hosts()[0])
 	// Counters to reset: writes coordinated by the victim itself (a
 	// session that knows only the victim), since the simulator counts a
 	// task on the coordinator and C3 may route the policy's own writes
@@ -326,16 +526,15 @@ func TestServerLoadHostDownMidPollAndRestart(t *testing.T) {
 	assert.True(t, st.HasServerLoad)
 }
 
-// TestServerLoadEveryHostPolled: with WithServerLoad every host is polled
-// through its own pinned query (a poll answered by another host is an
-// error, so samples prove the pinning), the samples reach each host's
-// state, and the polls are neither user traffic for the tracker nor counted
-// in os_s.
+// TestServerLoadEveryHostPolled: every host is polled (with the first
+// credit of its bucket, before any request) through its own pinned query
+// (a poll answered by another host is an error, so samples prove the
+// pinning), the samples reach each host's state, and the polls are neither
+// user traffic for the tracker nor counted in os_s.
 func TestServerLoadEveryHostPolled(t *testing.T) {
 	c := simtest.Start(t, sim.Config{Nodes: 3, Seed: 5, Model: sim.ServiceModel{Workers: 2, MeanService: time.Millisecond}})
-	p, err := New(tailroute.WithServerLoad(50 * time.Millisecond))
+	p, err := New(fixedPoll(50 * time.Millisecond))
 	require.NoError(t, err)
-	assert.Equal(t, 50*time.Millisecond, p.r.Config().ServerLoad)
 	simSession(t, c, p)
 	require.Eventually(t, func() bool {
 		st := p.Stats()

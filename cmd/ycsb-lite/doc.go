@@ -21,10 +21,13 @@
 // Server load signal: the simulator's payload feedback (queue length and
 // service time in every response, which no real Cassandra sends) is off
 // unless -payload-feedback is given. A tailroute policy's name says what it
-// had: tailroute (none: client-side estimates), tailroute+poll (+poll100ms,
-// +poll1s: each node's system_views.thread_pools polled through the session,
-// tailroute.WithServerLoad), tailroute+payload (the simulator's payload, on for
-// that policy's runs only). -payload-feedback turns the payload on for every
+// had: tailroute (the product's default: each node's
+// system_views.thread_pools polled through the session within the default
+// poll budget, tailroute.WithPollBudget), tailroute-nopoll (none:
+// client-side estimates, tailroute.WithServerLoad(false)), tailroute+poll
+// (+poll100ms, +poll1s: polled at a fixed 250 ms, 100 ms, 1 s),
+// tailroute+payload (the simulator's payload, on for that policy's runs
+// only; no polling); tailroute-norate has the same variants. -payload-feedback turns the payload on for every
 // run and runs tailroute policies as their +payload variant. Polls are not
 // counted as node requests. -tail-term k sets k of every tailroute policy's
 // score Psi_s + k/mu_s (tailroute.WithTailTerm; default the policy's 2).

@@ -14,25 +14,28 @@ import (
 // Server-signal suffixes of tailroute's policy names: the name says which
 // load signal the policy had.
 //
-//	tailroute           no server signal: C3 on client-side estimates only
-//	                    (q_s = 0, 1/mu_s = R_s), what any Cassandra gives
-//	tailroute+poll      q_s and 1/mu_s polled from each node's
-//	                    system_views.thread_pools (policy.WithServerLoad,
-//	                    250ms; +poll100ms and +poll1s set the interval)
+//	tailroute           the product's default: C3 with q_s and 1/mu_s polled
+//	                    from each node's system_views.thread_pools within the
+//	                    default poll budget (tailroute.WithPollBudget)
+//	tailroute-nopoll    no server signal: C3 on client-side estimates only
+//	                    (q_s = 0, 1/mu_s = R_s; WithServerLoad(false))
+//	tailroute+poll      polled at a fixed 250ms (WithPollBudget(1, d, d));
+//	                    +poll100ms and +poll1s set the interval
 //	tailroute+payload   the simulator's payload feedback (sim
 //	                    Config.Feedback, on for that policy's runs), which no
-//	                    real Cassandra sends
+//	                    real Cassandra sends; no polling
 const (
 	payloadSuffix = "+payload"
 	pollSuffix    = "+poll"
+	noPollSuffix  = "-nopoll"
 )
 
-// pollIntervals are the +poll variants and their intervals.
+// pollIntervals are the fixed-interval +poll variants and their intervals.
 var pollIntervals = []struct {
 	suffix   string
 	interval time.Duration
 }{
-	{pollSuffix, tailroute.DefaultServerLoadInterval},
+	{pollSuffix, 250 * time.Millisecond},
 	{pollSuffix + "100ms", 100 * time.Millisecond},
 	{pollSuffix + "1s", time.Second},
 }
@@ -43,25 +46,41 @@ var tailrouteVariants = []struct {
 	name, help string
 	strategy   tailroute.Strategy
 	rate       bool
-	signals    bool // also the +poll and +payload variants
+	signals    bool // also the -nopoll, +poll and +payload variants
 }{
 	{"tailroute", "tailroute policy, C3 ranking + CUBIC rate control (the product)", tailroute.C3, true, true},
 	{"tailroute-p2c", "tailroute policy, DataStax power-of-two-choices on in-flight counts", tailroute.P2C, true, false},
 	{"tailroute-norate", "ablation: tailroute C3 ranking without the CUBIC rate control", tailroute.C3, false, true},
 }
 
+// serverSignal is the server-load signal of a tailroute variant.
+type serverSignal struct {
+	poll     bool          // polls system_views.thread_pools
+	interval time.Duration // a fixed poll interval; 0 = the default budget
+	payload  bool          // the simulator's payload feedback
+}
+
+// options is the signal's share of a policy's option list.
+func (sig serverSignal) options() []tailroute.Option {
+	switch {
+	case !sig.poll:
+		return []tailroute.Option{tailroute.WithServerLoad(false)}
+	case sig.interval > 0:
+		return []tailroute.Option{tailroute.WithPollBudget(1, sig.interval, sig.interval)}
+	}
+	return nil
+}
+
 // tailrouteOptions is the option list of a tailroute policy, for both
 // adapters (both take []tailroute.Option):
 // strategy and rate control, C3's concurrency compensation n = the number
-// of clients, polled server load when poll > 0, -tail-term and -local-dc.
-func tailrouteOptions(env policyEnv, strategy tailroute.Strategy, rate bool, poll time.Duration) []tailroute.Option {
+// of clients, the server signal, -tail-term and -local-dc.
+func tailrouteOptions(env policyEnv, strategy tailroute.Strategy, rate bool, sig serverSignal) []tailroute.Option {
 	opts := []tailroute.Option{tailroute.WithStrategy(strategy), tailroute.WithRateControl(rate)}
 	if env.clients > 1 {
 		opts = append(opts, tailroute.WithConcurrencyWeight(float64(env.clients)))
 	}
-	if poll > 0 {
-		opts = append(opts, tailroute.WithServerLoad(poll))
-	}
+	opts = append(opts, sig.options()...)
 	if env.tailTerm != nil {
 		opts = append(opts, tailroute.WithTailTerm(*env.tailTerm))
 	}
@@ -98,37 +117,43 @@ func newTailroute[C any, P tailroutePolicy](newPolicy func(...tailroute.Option) 
 }
 
 // tailroute's strategies, each wired into the session (observers included)
-// without a server signal, with polled server load and with payload
-// feedback, through policy (gocql v1) or apache/policy (v2).
+// with the default polling, without a server signal, with fixed-interval
+// polling and with payload feedback, through policy (gocql v1) or
+// apache/policy (v2). The report's stats add the server-load counters of
+// every variant that polls (C3 with polling on).
 func init() {
 	for _, t := range tailrouteVariants {
-		register := func(name, help string, payload bool, poll time.Duration) {
+		register := func(name, help string, sig serverSignal) {
+			polled := sig.poll && t.strategy == tailroute.C3
 			registerPolicy(policySpec{
-				name: name, help: help, payload: payload,
+				name: name, help: help, payload: sig.payload,
 				v1: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
-					p, inst, err := newTailroute(policy.New, policy.Wire, cfg, tailrouteOptions(env, t.strategy, t.rate, poll), poll > 0)
-					if err == nil && payload {
+					p, inst, err := newTailroute(policy.New, policy.Wire, cfg, tailrouteOptions(env, t.strategy, t.rate, sig), polled)
+					if err == nil && sig.payload {
 						inst.feedback = func(iter *gocql.Iter) bool { return simpayload.Record(p, iter.Host(), iter.GetCustomPayload()) }
 					}
 					return inst, err
 				},
 				v2: func(env policyEnv, cfg *gocql2.ClusterConfig) (installed, error) {
-					p, inst, err := newTailroute(apolicy.New, apolicy.Wire, cfg, tailrouteOptions(env, t.strategy, t.rate, poll), poll > 0)
-					if err == nil && payload {
+					p, inst, err := newTailroute(apolicy.New, apolicy.Wire, cfg, tailrouteOptions(env, t.strategy, t.rate, sig), polled)
+					if err == nil && sig.payload {
 						inst.feedbackV2 = func(iter *gocql2.Iter) bool { return simpayload.Record(p, iter.Host(), iter.GetCustomPayload()) }
 					}
 					return inst, err
 				},
 			})
 		}
-		register(t.name, t.help+"; no server load signal", false, 0)
 		if !t.signals {
+			register(t.name, t.help+"; no server load signal", serverSignal{})
 			continue
 		}
+		register(t.name, t.help+"; server load polled from system_views.thread_pools within the default poll budget", serverSignal{poll: true})
+		register(t.name+noPollSuffix, t.help+"; no server load signal", serverSignal{})
 		for _, pi := range pollIntervals {
-			register(t.name+pi.suffix, t.help+"; server load polled from system_views.thread_pools every "+pi.interval.String(), false, pi.interval)
+			register(t.name+pi.suffix, t.help+"; server load polled from system_views.thread_pools every "+pi.interval.String(),
+				serverSignal{poll: true, interval: pi.interval})
 		}
-		register(t.name+payloadSuffix, t.help+"; the simulator's payload feedback (no real Cassandra sends it)", true, 0)
+		register(t.name+payloadSuffix, t.help+"; the simulator's payload feedback (no real Cassandra sends it)", serverSignal{payload: true})
 	}
 }
 

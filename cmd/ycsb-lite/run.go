@@ -224,9 +224,10 @@ func (r *runner) warnf(format string, args ...any) {
 // signalNote says which server load signal the policies had, and the
 // tail term when -tail-term set one.
 func signalNote(o *options) string {
-	note := "payload feedback off except for +payload policies, +poll = polled system_views.thread_pools, other policies no server signal"
+	const poll = "tailroute and tailroute-norate poll system_views.thread_pools within the default budget, +poll at a fixed interval, -nopoll and +payload do not poll"
+	note := "payload feedback off except for +payload policies, " + poll + ", other policies no server signal"
 	if o.payloadFeedback {
-		note = "payload feedback on (-payload-feedback; read by +payload policies), +poll = polled system_views.thread_pools"
+		note = "payload feedback on (-payload-feedback; read by +payload policies), " + poll
 	}
 	if o.tailTerm != nil {
 		note += fmt.Sprintf(", tailroute tail term k = %g (-tail-term)", *o.tailTerm)

@@ -33,19 +33,21 @@ func TestPayloadFeedbackFlagNamesTheSignal(t *testing.T) {
 	}
 }
 
-// Each tailroute row had exactly the signal its name says: none, polled
-// thread pools (and the polls are not counted as requests), or payload.
+// Each tailroute row had exactly the signal its name says: none (-nopoll),
+// polled thread pools (the default budget, or a fixed interval; the polls
+// are not counted as requests), or payload.
 func TestSignalVariantsGetTheirSignalOnly(t *testing.T) {
 	const ops = 400
-	rep, _ := runJSON(t, "-compare", "tailroute,tailroute+poll100ms,tailroute+payload", "-nodes", "3", "-records", "100",
+	rep, _ := runJSON(t, "-compare", "tailroute-nopoll,tailroute,tailroute+poll100ms,tailroute+payload", "-nodes", "3", "-records", "100",
 		"-ops", "400", "-target", "400", "-threads", "8", "-service-time", "2ms", "-scenario", "slow-node")
-	if len(rep.Results) != 3 {
+	if len(rep.Results) != 4 {
 		t.Fatalf("results %+v", rep.Results)
 	}
-	if !strings.Contains(rep.Cluster, "payload feedback off except for +payload policies") {
+	if !strings.Contains(rep.Cluster, "payload feedback off except for +payload policies") ||
+		!strings.Contains(rep.Cluster, "-nopoll and +payload do not poll") {
 		t.Errorf("header does not name the signals: %q", rep.Cluster)
 	}
-	for i, want := range []string{"none", "poll", "payload"} {
+	for i, want := range []string{"none", "poll", "poll", "payload"} {
 		res := rep.Results[i]
 		var hosts []any
 		switch st := res.PolicyStats.(type) {
@@ -79,7 +81,7 @@ func TestSignalVariantsGetTheirSignalOnly(t *testing.T) {
 }
 
 // -tail-term sets k of every tailroute policy's score Psi_s + k/mu_s (an idle
-// host without a signal scores R_s*(1+k)), the report's header names it, and
+// host without a signal, as with tailroute-nopoll, scores R_s*(1+k)), the report's header names it, and
 // a value outside 0..100 is a flag error; without the flag the policy's
 // default (2) holds.
 func TestTailTermFlag(t *testing.T) {
@@ -98,7 +100,7 @@ func TestTailTermFlag(t *testing.T) {
 		k      float64
 		header bool
 	}{{nil, 2, false}, {[]string{"-tail-term", "0"}, 0, true}, {[]string{"-tail-term", "5"}, 5, true}} {
-		args := append([]string{"-compare", "tailroute", "-nodes", "3", "-records", "100", "-ops", "200",
+		args := append([]string{"-compare", "tailroute-nopoll", "-nodes", "3", "-records", "100", "-ops", "200",
 			"-target", "400", "-threads", "4", "-service-time", "1ms"}, tc.args...)
 		rep, _ := runJSON(t, args...)
 		if got := strings.Contains(rep.Cluster, "tail term k = "); got != tc.header {

@@ -17,10 +17,11 @@ import (
 )
 
 // defaultPolicies are the policies every cell compares: the product's
-// variants (tailroute without a server signal, with polled server load and
-// with the simulator's payload feedback as rows of their own), the peers it
-// must beat and the oracle that bounds what is possible.
-const defaultPolicies = "tailroute,tailroute+poll,tailroute+payload,tailroute+hedge,tailroute-norate,tailroute-p2c,datastax,token-aware,host-pool,oracle"
+// variants (tailroute as it ships, polling within the default budget;
+// without a server signal, with fixed-interval polling and with the
+// simulator's payload feedback as rows of their own), the peers it must
+// beat and the oracle that bounds what is possible.
+const defaultPolicies = "tailroute,tailroute-nopoll,tailroute+poll,tailroute+payload,tailroute+hedge,tailroute-norate,tailroute-p2c,datastax,token-aware,host-pool,oracle"
 
 // Defaults and -quick sizes. defaultOps is sized so the default suite (every
 // cell × defaultSeeds, one run per policy at ycsb-lite's rates) takes about

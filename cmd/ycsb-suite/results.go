@@ -84,7 +84,7 @@ func writeMarkdown(w io.Writer, c *config, cells []*cellAgg, notRun []string, m 
 		"Figures are medians over seeds; latency in ms from each operation's intended start; " +
 		"p99 range = min–max of p99 over seeds; > 50 ms = the share of operations slower than ycsb-lite's -slow (50 ms unless set; unlike p99 no step where about 1 % are caught in stalls); max share = the largest share of requests one node coordinated (load spread; 0.20 is even on 5 nodes); " +
 		"vs best peer = p99 / p99 of the best policy that is neither tailroute nor the oracle (by median p99 in that cell); vs oracle = p99 / the oracle's p99. " +
-		"Server load signal: tailroute rows without a suffix have none (client-side estimates, as with any Cassandra); +poll rows poll each node's system_views.thread_pools; " +
+		"Server load signal: tailroute rows without a suffix poll each node's system_views.thread_pools within the default poll budget (the product's default); -nopoll rows have none (client-side estimates only); +poll rows poll at a fixed interval; " +
 		"+payload rows read the simulator's payload feedback, which no real Cassandra sends; no other policy reads either.\n\n")
 
 	b.WriteString("### Summary: p99 ratios\n\n| cell | best peer |")

@@ -190,7 +190,7 @@ func (p *Router[H, S]) scoreWeights(v track.View, now time.Duration) (w, workers
 		workers = max(1, workers*v.ResponseTime/s)
 	}
 	w = p.cfg.Weight
-	if p.cfg.ServerLoad > 0 && !v.HasFeedback {
+	if p.polled && !v.HasFeedback {
 		weff := p.weightAt(now)
 		if s := float64(v.Silence); weff < w && s > v.ResponseTime {
 			// Short queues say nothing of a host that has stopped

@@ -82,9 +82,12 @@ type Router[H HostInfo, S any] struct {
 	noReplicas atomic.Uint64
 	lateSeen   atomic.Bool // the driver's own speculative execution seen (see queryState)
 
-	load   atomic.Pointer[serverLoadPoller[H, S]] // WithServerLoad, once started; nil = off
-	polls  atomic.Int64                           // poll queries in flight (Pick and the observers check for them)
-	queues queueMean                              // WithServerLoad: the polled queues' mean (w_eff, weight.go)
+	load     atomic.Pointer[serverLoadPoller[H, S]] // server-load polling, once started; nil = off
+	polls    atomic.Int64                           // poll queries in flight (Pick and the observers check for them)
+	queues   queueMean                              // the polled queues' mean (w_eff, weight.go)
+	polled   bool                                   // the configuration polls (WithServerLoad and C3)
+	requests atomic.Uint64                          // plans handed out while polled: what earns poll credit (WithPollBudget)
+	offTold  atomic.Bool                            // a host without the polled table was logged
 }
 
 // hostTable is an immutable snapshot of the hosts, the ring and the replica
@@ -136,6 +139,7 @@ func New[H HostInfo, S any](hooks Hooks, opts ...tailroute.Option) (*Router[H, S
 		hooks.Logf = func(string, ...any) {}
 	}
 	r := &Router[H, S]{cfg: cfg, hooks: hooks, tr: tr, clock: tr.Clock(), reps: map[string]core.Replication{}}
+	r.polled = cfg.ServerLoad && strategy(&cfg) == tailroute.C3
 	if cfg.KeyspaceFunc != nil {
 		f := KeyspaceFunc(cfg.KeyspaceFunc)
 		r.getKS.Store(&f)
@@ -199,6 +203,9 @@ type Query struct {
 // Pick returns the query plan of one execution (see policy.Policy.Pick for
 // the plan and the rules of the pooled state).
 func (r *Router[H, S]) Pick(q Query) func() S {
+	if r.polled && !q.None && q.Pinned == "" {
+		r.requests.Add(1) // poll credit (WithPollBudget); polls are pinned (v2) or planned by PollPlan (v1)
+	}
 	t := r.tbl.Load()
 	seq := !q.None && !q.Idempotent
 	var st *queryState[H, S]

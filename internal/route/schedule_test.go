@@ -3,7 +3,9 @@ package route
 import (
 	"context"
 	"errors"
+	"maps"
 	"sort"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -56,14 +58,13 @@ func noPoll(t *testing.T, polls <-chan string, why string) {
 
 // The server-load poller takes its schedule from the policy's clock: with
 // a ManualClock nothing is polled while time stands still, every host is
-// polled once within the first interval, and each host's next poll comes
-// 0.8 to 1.2 intervals after its previous one.
+// polled once within the first interval (the bucket starts full), and each
+// host's next poll comes 1 to 1.2 intervals after its previous one (the
+// jitter's 0.8 is raised to the minimum interval) while requests earn the
+// credit; with no request since, no host is polled again.
 func TestPollScheduleFollowsClock(t *testing.T) {
 	const iv = 100 * time.Millisecond
-	clk := tracker.NewManualClock(time.Second)
-	r, err := New[*testHost, any](Hooks{}, tailroute.WithServerLoad(iv), tailroute.WithClock(clk))
-	require.NoError(t, err)
-	r.AddHosts([]*testHost{{id: "a"}, {id: "b"}})
+	r, _, clk := testRouter(t, 2, tailroute.WithPollBudget(1, iv, iv))
 	polls := make(chan string, 16)
 	var closed atomic.Bool
 	r.StartServerLoad(PollDriver[*testHost]{
@@ -79,15 +80,122 @@ func TestPollScheduleFollowsClock(t *testing.T) {
 	noPoll(t, polls, "the clock has not moved")
 
 	clk.Advance(iv) // the first polls are spread over one interval
-	assert.Equal(t, []string{"a", "b"}, recvPolls(t, polls, 2))
+	assert.Equal(t, []string{"h0", "h1"}, recvPolls(t, polls, 2))
 	waitTimers(t, clk, 3)
+	for i := 0; i < 2; i++ { // share 1, 2 hosts: a credit for each
+		plan(r, Query{})
+	}
 
-	clk.Advance(iv*8/10 - time.Nanosecond)
-	noPoll(t, polls, "less than 0.8 intervals after the previous poll")
-	clk.Advance(iv*4/10 + time.Nanosecond) // 1.2 intervals after
-	assert.Equal(t, []string{"a", "b"}, recvPolls(t, polls, 2))
+	clk.Advance(iv - time.Nanosecond)
+	noPoll(t, polls, "less than the minimum interval after the previous poll")
+	clk.Advance(iv/5 + time.Nanosecond) // 1.2 intervals after
+	assert.Equal(t, []string{"h0", "h1"}, recvPolls(t, polls, 2))
 	waitTimers(t, clk, 3)
 	noPoll(t, polls, "one poll per host per interval")
+
+	clk.Advance(3 * iv)
+	waitTimers(t, clk, 3)
+	noPoll(t, polls, "no request since the previous polls: no credit")
 	assert.EqualValues(t, 4, r.ServerLoadCounters().Polls)
 	assert.EqualValues(t, 4, r.ServerLoadCounters().Failures)
+	assert.Equal(t, iv, r.ServerLoadCounters().Interval)
+}
+
+// A client's polls are bounded by its own requests (WithPollBudget): each
+// host is polled at most 1 + share*R/M times over R requests (its bucket
+// starts with one credit and earns share/M per request), at most once per
+// minimum interval however many requests earn credit, and once the client
+// stops sending each host is polled at most once more. Counted on a manual
+// clock, step by step.
+func TestPollBudgetBoundsPolls(t *testing.T) {
+	const (
+		share       = 0.1
+		minIv, step = 10 * time.Millisecond, 5 * time.Millisecond
+		hosts       = 3
+	)
+	r, _, clk := testRouter(t, hosts, tailroute.WithPollBudget(share, minIv, time.Second))
+	var mu sync.Mutex
+	polled := map[string]int{}
+	var closed atomic.Bool
+	r.StartServerLoad(PollDriver[*testHost]{
+		Closed: closed.Load,
+		Query: func(_ context.Context, _ *testHost, id string) (ThreadPoolSample, error) {
+			mu.Lock()
+			polled[id]++
+			mu.Unlock()
+			return ThreadPoolSample{Active: 1, Completed: 10}, nil
+		},
+	})
+	defer func() { closed.Store(true); clk.Advance(2 * time.Second) }()
+	waitTimers(t, clk, hosts+1)
+	counts := func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(polled)
+	}
+	run := func(steps, perStep int) {
+		for i := 0; i < steps; i++ {
+			for j := 0; j < perStep; j++ {
+				plan(r, Query{})
+			}
+			clk.Advance(step)
+			waitTimers(t, clk, hosts+1)
+		}
+	}
+
+	// 2000 requests/s: I = M/(share*r) = 15ms; the credit bounds the polls.
+	run(400, 10)
+	busy := counts()
+	require.Len(t, busy, hosts)
+	for id, n := range busy {
+		assert.LessOrEqual(t, float64(n), 1+share*4000/hosts, "%s: at most 1 + share*R/M polls", id)
+		assert.GreaterOrEqual(t, float64(n), share*4000/hosts/2, "%s: polled about every I", id)
+	}
+	lc := r.ServerLoadCounters()
+	assert.InDelta(t, 15*time.Millisecond, lc.Interval, float64(3*time.Millisecond), "%+v", lc)
+
+	// 200000 requests/s: credit for far more; each host at most once per
+	// minimum interval.
+	run(200, 1000)
+	fast := counts()
+	for id, n := range fast {
+		assert.LessOrEqual(t, n-busy[id], int(time.Second/minIv)+1, "%s: at most once per minimum interval", id)
+		assert.Greater(t, n-busy[id], int(time.Second/minIv)/2, id)
+	}
+	lc = r.ServerLoadCounters()
+	assert.Equal(t, minIv, lc.Interval)
+	assert.LessOrEqual(t, lc.PollsPerSecond, float64(time.Second/minIv), "%+v", lc)
+	assert.Greater(t, lc.PollsPerSecond, 20.0, "%+v", lc)
+
+	// No request any more: each host spends at most its one credit.
+	run(400, 0)
+	idle := counts()
+	for id, n := range idle {
+		assert.LessOrEqual(t, n-fast[id], 1, "%s: a client that stops sending stops polling", id)
+	}
+	assert.EqualValues(t, r.ServerLoadCounters().Polls, sum(idle))
+	t.Logf("polls per host: %v busy, %v fast, %v idle", busy, fast, idle)
+}
+
+func sum(m map[string]int) (n int) {
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// Only user plans earn poll credit, and only while the policy polls: a
+// query pinned to a host (as the v2 adapter's polls are) and Pick(nil) do
+// not count, nor does any plan of a strategy that does not poll.
+func TestPollCreditCountsUserPlans(t *testing.T) {
+	r, _, _ := testRouter(t, 2)
+	plan(r, Query{})
+	plan(r, Query{Pinned: "h0"})
+	plan(r, Query{None: true})
+	assert.EqualValues(t, 1, r.requests.Load())
+	for _, opts := range [][]tailroute.Option{{tailroute.WithStrategy(tailroute.P2C)}, {tailroute.WithServerLoad(false)}} {
+		r, _, _ := testRouter(t, 2, opts...)
+		plan(r, Query{})
+		assert.Zero(t, r.requests.Load())
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -13,10 +14,11 @@ import (
 	"github.com/tailroute/tailroute/tracker"
 )
 
-// Server-load polling (WithServerLoad): the driver-free schedule and
-// estimator; the rules, the query and its cost are specified in package
-// tailroute, "Server load". The adapter supplies the query of one host and
-// tells whether the session is closed and whether an error is permanent.
+// Server-load polling (WithServerLoad, WithPollBudget): the driver-free
+// schedule, budget and estimator; the rules, the query and its cost are
+// specified in package tailroute, "Server load". The adapter supplies the
+// query of one host and tells whether the session is closed and whether
+// an error is permanent.
 
 // pollKey marks the context of a poll query; its value is a pollMark.
 type pollKey struct{}
@@ -152,31 +154,40 @@ func (s *ThreadPoolSample) AddStage(name string, active, limit, pending int, com
 
 // LoadEstimator turns successive samples of one host into q_s and 1/mu_s.
 //
-// 1/mu_s is Little's law on the workers over the last estimatorWindow
-// sample pairs: the sum of busy-worker time (the mean of each pair's two
-// active counts times the time between them) over the sum of the tasks
-// completed between them. Pairs in which no worker was seen busy count
-// too (as zero busy time), so a lightly loaded host is not estimated only
-// from the instants it happened to be busy. No estimate is given until the
-// window holds estimatorMinCompleted completions: a few tasks say little
-// of a mean service time.
+// 1/mu_s is Little's law on the workers over the newest sample pairs that
+// hold estimatorMinCompleted completions (at least estimatorMinPairs, at
+// most estimatorWindow pairs): the sum of busy-worker time (the mean of each
+// pair's two active counts times the time between them) over the sum of
+// the tasks completed between them. Pairs in which no worker was seen busy
+// count too (as zero busy time), so a lightly loaded host is not estimated
+// only from the instants it happened to be busy; a host that completes
+// few tasks is estimated over more time. Where the window holds fewer
+// completions, or no worker was seen busy in it (active counts are
+// instants, and at low load most of them are 0), the latest estimate
+// stands while it was made within the window's span, and then there is
+// none (0): a few tasks say little of a mean service time, and an old
+// estimate may be of another load or another speed.
 type LoadEstimator struct {
 	prev    ThreadPoolSample
 	hasPrev bool
 	busy    [estimatorWindow]float64 // busy-worker time of each pair, ns
 	done    [estimatorWindow]int64   // tasks completed in each pair
 	n       int                      // pairs recorded (ring index = n % estimatorWindow)
+	last    time.Duration            // the latest estimate; its oldest pair is pair lastN
+	lastN   int
 }
 
-// estimatorWindow is how many sample pairs 1/mu_s is estimated over, and
-// estimatorMinCompleted how many completions they must hold for an
-// estimate.
+// 1/mu_s is estimated over at least estimatorMinCompleted completions and
+// estimatorMinPairs sample pairs (active counts are instants: a few of
+// them say little of the busy time between), and at most estimatorWindow
+// pairs (6.4 s at a 200 ms interval).
 const (
-	estimatorWindow       = 8
+	estimatorWindow       = 32
+	estimatorMinPairs     = 4
 	estimatorMinCompleted = 8
 )
 
-// Add returns q_s and 1/mu_s (0: no estimate yet) for s.
+// Add returns q_s and 1/mu_s (0: no estimate) for s.
 func (le *LoadEstimator) Add(s ThreadPoolSample) (queue float64, serviceTime time.Duration) {
 	queue = max(s.Pending+s.Active-s.Own, 0)
 	if le.hasPrev {
@@ -185,7 +196,7 @@ func (le *LoadEstimator) Add(s ThreadPoolSample) (queue float64, serviceTime tim
 		if dc < 0 {
 			// Counters reset (restart): s is the new baseline and the
 			// window starts over.
-			le.n = 0
+			le.n, le.last = 0, 0
 		} else if dt > 0 {
 			k := le.n % estimatorWindow
 			le.busy[k] = (s.Active + le.prev.Active) / 2 * float64(dt)
@@ -196,12 +207,17 @@ func (le *LoadEstimator) Add(s ThreadPoolSample) (queue float64, serviceTime tim
 	le.prev, le.hasPrev = s, true
 	var busy float64
 	var done int64
-	for k := range min(le.n, estimatorWindow) {
+	for i := 1; i <= min(le.n, estimatorWindow); i++ {
+		k := (le.n - i) % estimatorWindow
 		busy += le.busy[k]
 		done += le.done[k]
+		if done >= estimatorMinCompleted && i >= estimatorMinPairs && busy > 0 {
+			le.last, le.lastN = time.Duration(busy/float64(done)), le.n-i // its oldest pair
+			break
+		}
 	}
-	if done >= estimatorMinCompleted && busy > 0 {
-		serviceTime = time.Duration(busy / float64(done))
+	if le.last > 0 && le.n-le.lastN <= estimatorWindow {
+		serviceTime = le.last
 	}
 	return queue, serviceTime
 }
@@ -218,27 +234,41 @@ type PollDriver[H HostInfo] struct {
 	Permanent func(error) bool
 }
 
-// serverLoadPoller polls every host of one Router.
+// serverLoadPoller polls every host of one Router within the budget of
+// WithPollBudget.
 type serverLoadPoller[H HostInfo, S any] struct {
-	r        *Router[H, S]
-	interval time.Duration
-	drv      PollDriver[H]
+	r   *Router[H, S]
+	drv PollDriver[H]
 
-	mu      sync.Mutex
-	running map[string]bool // host id -> polling loop runs
-	skipped map[string]bool // host id -> not polled (permanent error)
+	mu       sync.Mutex
+	running  map[string]bool // host id -> polling loop runs
+	skipped  map[string]bool // host id -> not polled (permanent error)
+	seen     uint64          // r.requests counted into reqRate
+	reqRate  decayRate       // r: the client's request rate
+	pollRate decayRate       // the polls sent
 
 	polls, failures, samples atomic.Uint64
 }
 
-// StartServerLoad starts polling through drv (WithServerLoad; a no-op
-// without it, or when polling runs already). Hosts are picked up as they
-// are added; polling stops when drv.Closed reports true.
+// Windows of the poller's rates: the request rate r its interval follows,
+// and the poll rate ServerLoadCounters reports.
+const (
+	requestRateWindow = time.Second
+	pollRateWindow    = 5 * time.Second
+)
+
+// StartServerLoad starts polling through drv (WithServerLoad with C3; a
+// no-op otherwise, or when polling runs already). Hosts are picked up as
+// they are added; polling stops when drv.Closed reports true.
 func (r *Router[H, S]) StartServerLoad(drv PollDriver[H]) {
-	if r.cfg.ServerLoad <= 0 {
+	if !r.polled {
 		return
 	}
-	sl := &serverLoadPoller[H, S]{r: r, interval: r.cfg.ServerLoad, drv: drv, running: map[string]bool{}, skipped: map[string]bool{}}
+	now := r.clock.Now()
+	sl := &serverLoadPoller[H, S]{r: r, drv: drv, running: map[string]bool{}, skipped: map[string]bool{},
+		seen:     r.requests.Load(),
+		reqRate:  newDecayRate(requestRateWindow, now),
+		pollRate: newDecayRate(pollRateWindow, now)}
 	if !r.load.CompareAndSwap(nil, sl) {
 		old := r.load.Load() // a new session after the previous one closed polls anew
 		if old == nil || !old.drv.Closed() || !r.load.CompareAndSwap(old, sl) {
@@ -248,10 +278,50 @@ func (r *Router[H, S]) StartServerLoad(drv PollDriver[H]) {
 	go sl.supervise()
 }
 
+// pollBudget is the budget of WithPollBudget at one time.
+type pollBudget struct {
+	hosts    int           // M: the hosts polled
+	rate     float64       // r: the client's requests per second
+	interval time.Duration // I = clamp(M/(share*r), minInterval, maxInterval)
+	earn     float64       // the credit one request earns each host: share/M
+}
+
+// budget returns the budget at clock time now, after counting the
+// requests handed out since the previous call into r.
+func (sl *serverLoadPoller[H, S]) budget(now time.Duration) pollBudget {
+	cfg := &sl.r.cfg
+	b := pollBudget{}
+	sl.mu.Lock()
+	for _, e := range sl.r.tbl.Load().hosts {
+		if sl.eligible(e) && !sl.skipped[e.id] {
+			b.hosts++
+		}
+	}
+	n := sl.r.requests.Load()
+	sl.reqRate.add(now, float64(n-sl.seen))
+	sl.seen = n
+	b.rate = sl.reqRate.rate(now)
+	sl.mu.Unlock()
+	b.hosts = max(b.hosts, 1)
+	b.earn = cfg.PollShare / float64(b.hosts)
+	b.interval = cfg.PollMax
+	if b.rate > 0 {
+		raw := float64(b.hosts) / (cfg.PollShare * b.rate) * float64(time.Second)
+		b.interval = time.Duration(min(max(raw, float64(cfg.PollMin)), float64(cfg.PollMax)))
+	}
+	return b
+}
+
+// eligible reports whether e is a host to poll now: up, and local or
+// remote hosts allowed.
+func (sl *serverLoadPoller[H, S]) eligible(e *hostEntry[H]) bool {
+	return e.isUp() && (e.local || sl.r.cfg.RemoteDCs)
+}
+
 // supervise starts a polling loop for every host that has none, every
-// interval, until the session closes.
+// minInterval, until the session closes.
 func (sl *serverLoadPoller[H, S]) supervise() {
-	t := sl.newTimer(sl.interval)
+	t := sl.newTimer(sl.r.cfg.PollMin)
 	defer t.Stop()
 	for {
 		if sl.drv.Closed() {
@@ -266,7 +336,7 @@ func (sl *serverLoadPoller[H, S]) supervise() {
 			sl.mu.Unlock()
 		}
 		<-t.C()
-		t.Reset(sl.interval)
+		t.Reset(sl.r.cfg.PollMin)
 	}
 }
 
@@ -280,8 +350,19 @@ func (sl *serverLoadPoller[H, S]) newTimer(d time.Duration) tracker.Timer {
 	return tracker.SystemClock{}.NewTimer(d)
 }
 
-// loop polls one host every jittered interval until it is removed, skipped
-// or the session closes.
+// creditSlack absorbs the rounding of credits summed from share/M per
+// request (3 requests of 1/3 make a credit).
+const creditSlack = 1e-9
+
+// loop polls one host, within its share of the budget, until it is
+// removed, skipped or the session closes. Its bucket starts full (one
+// credit), earns share/M per request and holds at most one credit; a poll
+// spends one. Its first poll comes within minInterval (at random, so the
+// hosts' polls do not line up), then its timer runs every I times a random
+// factor in [0.8, 1.2),
+// never below minInterval; when it finds no credit, the next try comes
+// when the missing credit is earned at the current rate, if that is
+// sooner.
 func (sl *serverLoadPoller[H, S]) loop(id string) {
 	defer func() {
 		sl.mu.Lock()
@@ -290,7 +371,8 @@ func (sl *serverLoadPoller[H, S]) loop(id string) {
 		sl.r.queues.forget(id)
 	}()
 	var est LoadEstimator
-	timer := sl.newTimer(time.Duration(rand.Int64N(int64(sl.interval)))) // spread the first polls
+	credit, seen := 1.0, sl.r.requests.Load()
+	timer := sl.newTimer(time.Duration(rand.Int64N(int64(sl.r.cfg.PollMin)))) // spread the first polls
 	defer timer.Stop()
 	for {
 		<-timer.C()
@@ -301,24 +383,37 @@ func (sl *serverLoadPoller[H, S]) loop(id string) {
 		if e == nil {
 			return // removed
 		}
-		if e.isUp() && (e.local || sl.r.cfg.RemoteDCs) {
-			if !sl.pollOnce(e, &est) {
-				return
+		b := sl.budget(sl.r.clock.Now())
+		n := sl.r.requests.Load()
+		credit = min(1, credit+float64(n-seen)*b.earn)
+		seen = n
+		next := time.Duration(float64(b.interval) * (0.8 + 0.4*rand.Float64()))
+		if sl.eligible(e) {
+			if credit >= 1-creditSlack {
+				credit = max(credit-1, 0)
+				if !sl.pollOnce(e, &est, b.interval) {
+					return
+				}
+			} else if b.rate > 0 {
+				next = min(next, time.Duration((1-credit)/(b.earn*b.rate)*float64(time.Second)))
 			}
 		}
-		timer.Reset(time.Duration(float64(sl.interval) * (0.8 + 0.4*rand.Float64())))
+		timer.Reset(max(next, sl.r.cfg.PollMin))
 	}
 }
 
-// pollOnce polls e once and records the sample; false means "stop polling
-// this host".
-func (sl *serverLoadPoller[H, S]) pollOnce(e *hostEntry[H], est *LoadEstimator) bool {
+// pollOnce polls e once, polled every interval, and records the sample;
+// false means "stop polling this host".
+func (sl *serverLoadPoller[H, S]) pollOnce(e *hostEntry[H], est *LoadEstimator, interval time.Duration) bool {
 	r := sl.r
-	ctx, cancel := context.WithTimeout(withPoll(context.Background(), e.id), sl.interval)
+	ctx, cancel := context.WithTimeout(withPoll(context.Background(), e.id), interval)
 	defer cancel()
 	sl.polls.Add(1)
 	r.polls.Add(1)
 	t0, own0 := r.clock.Now(), e.h.InFlight()
+	sl.mu.Lock()
+	sl.pollRate.add(t0, 1)
+	sl.mu.Unlock()
 	smp, err := sl.drv.Query(ctx, e.info, e.id)
 	t1, own1 := r.clock.Now(), e.h.InFlight()
 	r.polls.Add(-1)
@@ -328,8 +423,10 @@ func (sl *serverLoadPoller[H, S]) pollOnce(e *hostEntry[H], est *LoadEstimator) 
 			sl.mu.Lock()
 			sl.skipped[e.id] = true
 			sl.mu.Unlock()
-			r.hooks.Logf("host %s answers %v to %s: server-load polling is off for this host (Cassandra 4.0+ has the table)",
-				e.info.ConnectAddressAndPort(), err, ThreadPoolsQuery)
+			if r.offTold.CompareAndSwap(false, true) {
+				r.hooks.Logf("host %s answers %v to %s: server-load polling is off for this host and for every other host "+
+					"that answers so (logged once; Cassandra 4.0+ has the table)", e.info.ConnectAddressAndPort(), err, ThreadPoolsQuery)
+			}
 			return false
 		}
 		return !sl.drv.Closed()
@@ -337,11 +434,45 @@ func (sl *serverLoadPoller[H, S]) pollOnce(e *hostEntry[H], est *LoadEstimator) 
 	smp.At = t0 + (t1-t0)/2
 	smp.Own = r.weightAt(t1) * float64(own0+own1) / 2
 	q, svc := est.Add(smp)
-	e.h.ServerLoad(smp.At, q, svc, sl.interval*3/2)
-	r.queues.add(e.id, smp.At, smp.Pending+smp.Active, r.cfg.Weight, r.queueMaxAge())
+	e.h.ServerLoad(smp.At, q, svc, interval*3/2)
+	r.queues.add(e.id, smp.At, smp.Pending+smp.Active, r.cfg.Weight, queueMaxAgeIntervals*interval)
 	e.h.ServerWorkers(smp.Workers)
 	sl.samples.Add(1)
 	return true
+}
+
+// decayRate is an exponentially weighted event rate: each event counts
+// exp(-age/tau), so the rate is about the events of the last tau per tau;
+// until tau has passed since start it is scaled up to the time counted.
+type decayRate struct {
+	tau       time.Duration
+	start, at time.Duration // clock time of the first count and of v
+	v         float64       // the decayed count of events
+}
+
+func newDecayRate(tau, now time.Duration) decayRate { return decayRate{tau: tau, start: now, at: now} }
+
+// add counts n events at clock time now.
+func (d *decayRate) add(now time.Duration, n float64) {
+	d.decay(now)
+	d.v += n
+}
+
+// rate returns the events per second at clock time now.
+func (d *decayRate) rate(now time.Duration) float64 {
+	d.decay(now)
+	counted := 1 - math.Exp(-float64(now-d.start)/float64(d.tau)) // the weight of the time since start
+	if counted <= 0 {
+		return 0
+	}
+	return d.v / d.tau.Seconds() / counted
+}
+
+func (d *decayRate) decay(now time.Duration) {
+	if now > d.at {
+		d.v *= math.Exp(-float64(now-d.at) / float64(d.tau))
+		d.at = now
+	}
 }
 
 // ThreadPoolsQuery is the poll: each host's own thread pools (a
@@ -358,10 +489,14 @@ func (r *Router[H, S]) ServerLoadCounters() ServerLoadCounters {
 	if sl == nil {
 		return ServerLoadCounters{}
 	}
-	c := ServerLoadCounters{Polls: sl.polls.Load(), Failures: sl.failures.Load(), Samples: sl.samples.Load(),
+	now := r.clock.Now()
+	b := sl.budget(now)
+	c := ServerLoadCounters{Requests: r.requests.Load(), Polls: sl.polls.Load(), Failures: sl.failures.Load(), Samples: sl.samples.Load(),
+		Interval: b.interval,
 		QueueMax: r.queues.max(),
-		Weight:   r.weightAt(r.clock.Now())}
+		Weight:   r.weightAt(now)}
 	sl.mu.Lock()
+	c.PollsPerSecond = sl.pollRate.rate(now) / float64(b.hosts)
 	for id := range sl.skipped {
 		c.Skipped = append(c.Skipped, id)
 	}

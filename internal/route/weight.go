@@ -20,24 +20,27 @@ import (
 // Qmax is the longest of the polled hosts' queues (pending + active of
 // ReadStage and MutationStage), each host's smoothed quick to rise and slow
 // to fall (half way to a longer queue at once, a fifth of the way to a
-// shorter one per poll, about a second at the default interval) from w:
+// shorter one per poll) from w:
 // the herd protection has to cover the most loaded server, and until the
 // polls have shown short queues for a while the paper's w holds. Under
 // load (some queue as long as the number of clients, or longer) w_eff = w;
 // at low load, where the paper's approximation overstates the herd, one
 // request in flight on a fast replica no longer counts as w of them (and
 // loses to an idle replica several times slower). A host's queue counts
-// while its latest poll is at most 6 intervals old; without any, w again.
+// while its latest poll is at most 6 of its poll intervals old; without
+// any, w again.
 type queueMean struct {
 	mu    sync.Mutex
 	hosts map[string]hostQueue // by host id
 	bits  atomic.Uint64        // Qmax, float64 bits
 	at    atomic.Int64         // clock time Qmax was computed at; 0 = never
+	age   atomic.Int64         // the age up to which that Qmax counts
 }
 
 type hostQueue struct {
-	mean float64
-	at   time.Duration
+	mean   float64
+	at     time.Duration
+	maxAge time.Duration // queueMaxAgeIntervals of the host's poll interval
 }
 
 // How a host's smoothed queue moves toward a poll's: up and down.
@@ -47,8 +50,8 @@ const (
 )
 
 // add records one poll's queue (pending + active) of host id, taken at
-// clock time at, for the configured w; samples older than maxAge no longer
-// count.
+// clock time at, for the configured w; the sample no longer counts once
+// older than maxAge (queueMaxAgeIntervals of the host's poll interval).
 func (m *queueMean) add(id string, at time.Duration, queue, w float64, maxAge time.Duration) {
 	if queue < 0 || math.IsNaN(queue) {
 		queue = 0
@@ -70,32 +73,28 @@ func (m *queueMean) add(id string, at time.Duration, queue, w float64, maxAge ti
 	} else {
 		hq.mean += queueFall * (queue - hq.mean)
 	}
-	hq.at = at
+	hq.at, hq.maxAge = at, maxAge
 	m.hosts[id] = hq
 	qmax := 0.0
 	for k, h := range m.hosts {
-		if at-h.at > maxAge {
+		if at-h.at > h.maxAge {
 			delete(m.hosts, k)
 			continue
 		}
 		qmax = max(qmax, h.mean)
 	}
 	m.bits.Store(math.Float64bits(qmax))
+	m.age.Store(int64(maxAge))
 	m.at.Store(int64(at))
 }
 
-// queueMaxAgeIntervals is how many poll intervals a host's polled queue
-// keeps counting in Qmax after its latest poll.
+// queueMaxAgeIntervals is how many of its poll intervals a host's polled
+// queue keeps counting in Qmax after its latest poll.
 const queueMaxAgeIntervals = 6
-
-// queueMaxAge is the age up to which a host's polled queue counts in Qmax.
-func (r *Router[H, S]) queueMaxAge() time.Duration {
-	return queueMaxAgeIntervals * r.cfg.ServerLoad
-}
 
 // weightAt returns w_eff at clock time now for the configured w.
 func (r *Router[H, S]) weightAt(now time.Duration) float64 {
-	return r.queues.weight(now, r.cfg.Weight, r.queueMaxAge())
+	return r.queues.weight(now, r.cfg.Weight)
 }
 
 // forget drops host id (no longer polled).
@@ -108,14 +107,14 @@ func (m *queueMean) forget(id string) {
 // max returns Qmax (0 before any poll).
 func (m *queueMean) max() float64 { return math.Float64frombits(m.bits.Load()) }
 
-// weight returns w_eff at clock time now for the configured w, samples
-// counting up to maxAge.
-func (m *queueMean) weight(now time.Duration, w float64, maxAge time.Duration) float64 {
+// weight returns w_eff at clock time now for the configured w: Qmax
+// counts up to the max age of the latest sample.
+func (m *queueMean) weight(now time.Duration, w float64) float64 {
 	if w <= 1 {
 		return w
 	}
 	at := m.at.Load()
-	if at == 0 || now-time.Duration(at) > maxAge {
+	if at == 0 || now-time.Duration(at) > time.Duration(m.age.Load()) {
 		return w
 	}
 	return min(w, max(1, m.max()))

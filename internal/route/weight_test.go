@@ -20,38 +20,49 @@ func TestQueueMeanWeight(t *testing.T) {
 	const maxAge = time.Second
 	var m queueMean
 	now := 10 * time.Second
-	assert.Equal(t, 4.0, m.weight(now, 4, maxAge), "no sample: w")
+	assert.Equal(t, 4.0, m.weight(now, 4), "no sample: w")
 	m.add("a", now, 0, 4, maxAge)
-	assert.InDelta(t, 3.2, m.weight(now, 4, maxAge), 1e-9, "from w, a fifth of the way down")
+	assert.InDelta(t, 3.2, m.weight(now, 4), 1e-9, "from w, a fifth of the way down")
 	m.add("a", now, 0, 4, maxAge)
-	assert.InDelta(t, 2.56, m.weight(now, 4, maxAge), 1e-9)
+	assert.InDelta(t, 2.56, m.weight(now, 4), 1e-9)
 	m.add("a", now, 3.56, 4, maxAge)
-	assert.InDelta(t, 3.06, m.weight(now, 4, maxAge), 1e-9, "half way up at once")
+	assert.InDelta(t, 3.06, m.weight(now, 4), 1e-9, "half way up at once")
 	for i := 0; i < 30; i++ {
 		m.add("a", now, 0.3, 4, maxAge)
 	}
-	assert.InDelta(t, 1.0, m.weight(now, 4, maxAge), 1e-3, "queues shorter than one request: 1")
-	assert.Equal(t, 0.5, m.weight(now, 0.5, maxAge), "w <= 1 is kept")
+	assert.InDelta(t, 1.0, m.weight(now, 4), 1e-3, "queues shorter than one request: 1")
+	assert.Equal(t, 0.5, m.weight(now, 0.5), "w <= 1 is kept")
 	for i := 0; i < 30; i++ {
 		m.add("b", now, 2.5, 4, maxAge)
 	}
-	assert.InDelta(t, 2.5, m.weight(now, 4, maxAge), 0.01, "the longest queue counts")
+	assert.InDelta(t, 2.5, m.weight(now, 4), 0.01, "the longest queue counts")
 	m.forget("b")
 	m.add("a", now, 0.3, 4, maxAge)
-	assert.InDelta(t, 1.0, m.weight(now, 4, maxAge), 1e-3, "b no longer polled")
+	assert.InDelta(t, 1.0, m.weight(now, 4), 1e-3, "b no longer polled")
 	m.add("b", now, 2.5, 4, maxAge)
 	m.add("a", now+2*maxAge, 0.3, 4, maxAge)
-	assert.InDelta(t, 1.0, m.weight(now+2*maxAge, 4, maxAge), 1e-3, "b's samples too old")
-	assert.Equal(t, 4.0, m.weight(now+4*maxAge, 4, maxAge), "no recent sample: w")
+	assert.InDelta(t, 1.0, m.weight(now+2*maxAge, 4), 1e-3, "b's samples too old")
+	assert.Equal(t, 4.0, m.weight(now+4*maxAge, 4), "no recent sample: w")
 	m.add("c", now, 10, 4, maxAge)
-	assert.Equal(t, 4.0, m.weight(now, 4, maxAge), "queues longer than w: w, the paper's")
+	assert.Equal(t, 4.0, m.weight(now, 4), "queues longer than w: w, the paper's")
 
 	var bad queueMean
 	for i := 0; i < 30; i++ {
 		bad.add("a", now, -3, 4, maxAge)
 		bad.add("a", now, math.NaN(), 4, maxAge)
 	}
-	assert.Equal(t, 1.0, bad.weight(now, 4, maxAge), "negative and NaN queues count as 0")
+	assert.Equal(t, 1.0, bad.weight(now, 4), "negative and NaN queues count as 0")
+
+	// Each host's queue counts for its own max age (6 of its poll
+	// intervals), and Qmax for the latest sample's.
+	var per queueMean
+	per.add("slowpoll", now, 0, 4, 6*time.Second)
+	per.add("fastpoll", now+time.Second, 10, 4, 600*time.Millisecond)
+	assert.InDelta(t, 7.0, per.max(), 1e-9, "fastpoll's queue, half way up from 4 to 10")
+	per.add("slowpoll", now+2*time.Second, 0, 4, 6*time.Second)
+	assert.InDelta(t, 2.56, per.max(), 1e-9, "fastpoll's sample, 1 s old at a 100 ms interval, no longer counts")
+	assert.InDelta(t, 2.56, per.weight(now+7*time.Second, 4), 1e-9, "slowpoll's, 5 s old at a 1 s interval, still does")
+	assert.Equal(t, 4.0, per.weight(now+8*time.Second+1, 4), "the latest sample is older than its max age: w")
 }
 
 type testHost struct{ id string }
@@ -69,7 +80,7 @@ func (h *testHost) IsUp() bool                    { return true }
 // one request, w_eff = 1 and it ranks first again. Payload feedback keeps
 // the configured w. (The tail term is off: it has a test of its own.)
 func TestScoreWeightFollowsPolledQueues(t *testing.T) {
-	r, err := New[*testHost, any](Hooks{}, tailroute.WithConcurrencyWeight(4), tailroute.WithServerLoad(tailroute.DefaultServerLoadInterval), tailroute.WithTailTerm(0))
+	r, err := New[*testHost, any](Hooks{}, tailroute.WithConcurrencyWeight(4), tailroute.WithTailTerm(0)) // polled by default
 	if !assert.NoError(t, err) {
 		return
 	}
@@ -108,8 +119,8 @@ func TestTailTerm(t *testing.T) {
 		name string
 		opts []tailroute.Option
 	}{
-		{"no signal", nil},
-		{"polled", []tailroute.Option{tailroute.WithServerLoad(tailroute.DefaultServerLoadInterval)}},
+		{"no signal", []tailroute.Option{tailroute.WithServerLoad(false)}},
+		{"polled", nil},
 	} {
 		plain, err := New[*testHost, any](Hooks{}, append([]tailroute.Option{tailroute.WithTailTerm(0)}, signal.opts...)...)
 		if !assert.NoError(t, err) {

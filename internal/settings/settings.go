@@ -34,7 +34,10 @@ type Route struct {
 	MaxCandidates  int
 	HealthTol      float64
 	Tracker        tracker.Config
-	ServerLoad     time.Duration // poll interval; 0 = off
+	ServerLoad     bool          // server-load polling (C3 only)
+	PollShare      float64       // polls per user request, at most
+	PollMin        time.Duration // a host's shortest poll interval
+	PollMax        time.Duration // a host's longest poll interval
 	TailTerm       float64       // k
 
 	// Test and simulator hooks, set only by internal options.

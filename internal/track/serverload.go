@@ -24,8 +24,8 @@ type serverLoad struct {
 
 // ServerLoad records a server-load sample taken at clock time at: the
 // host's queue (q_s: requests waiting or in service that this client does
-// not count in os_s) and, when serviceTime > 0, its mean service time per
-// request (1/mu_s; 0 keeps the previous estimate). A
+// not count in os_s) and its mean service time per request (1/mu_s; 0 or
+// less: none, which drops the previous one). A
 // sample counts in full up to the age fresh (normally a little more than
 // the poll interval) and then fades (see ServerLoadWeight). Payload
 // feedback (Feedback), when present, takes precedence.
@@ -39,6 +39,8 @@ func (h *Host) ServerLoad(at time.Duration, queue float64, serviceTime, fresh ti
 	h.load.queue.Store(math.Float64bits(queue))
 	if serviceTime > 0 {
 		h.load.svc.add(float64(serviceTime), 1) // the estimator's window smooths it
+	} else {
+		h.load.svc.reset()
 	}
 	h.load.fresh.Store(int64(fresh))
 	h.load.seen.Store(h.samples.Load())

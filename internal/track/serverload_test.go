@@ -49,11 +49,13 @@ func TestStaleServerLoadFadesIntoClientEstimates(t *testing.T) {
 	assert.Zero(t, v.QueueSize)
 	assert.Equal(t, v.ResponseTime, v.ServiceTime, "a dropped sample leaves the client-side estimate 1/mu_s = R_s")
 
-	// A fresh sample counts again; 0 service time keeps the previous estimate.
+	// A fresh sample counts again; one without a service time drops the
+	// previous estimate (it may be of another load or speed).
 	h.ServerLoad(clk.Now(), 3, 0, fresh)
 	v = h.View(clk.Now())
 	assert.Equal(t, 3.0, v.QueueSize)
-	assert.InDelta(t, float64(8*time.Millisecond), v.ServiceTime, 1)
+	assert.Equal(t, v.ResponseTime, v.ServiceTime)
+	assert.Zero(t, v.ServerServiceTime)
 	s := h.Snapshot()
 	assert.True(t, s.HasServerLoad)
 	assert.Equal(t, 3.0, s.ServerQueue)

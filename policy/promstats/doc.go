@@ -52,8 +52,10 @@
 // _demoted_total, _abandoned_total, _unrouted_total; and of server-load
 // polling (ServerLoadCounters; zero without polling)
 // tailroute_server_load_polls_total, _poll_failures_total, _samples_total
-// (counters), tailroute_server_load_skipped_hosts, _queue_max and
-// _concurrency_weight (gauges).
+// (counters), tailroute_server_load_skipped_hosts, _queue_max,
+// _concurrency_weight, _polls_per_second (this client's polls per second
+// per node, over about the last 5 seconds) and _poll_interval_seconds (the
+// interval in force; see tailroute.WithPollBudget) (gauges).
 //
 // tailroute_host_latency_seconds is a constant summary built at scrape time
 // (prometheus.MustNewConstSummary, not a client_golang Summary): its

@@ -44,6 +44,7 @@ type Collector struct {
 	requests, errors                                      *prometheus.Desc
 	waits, overRate, probes, demoted, abandoned, unrouted *prometheus.Desc
 	polls, pollFailures, samples, skipped, qmax, weight   *prometheus.Desc
+	pollRate, pollInterval                                *prometheus.Desc
 }
 
 // New returns a collector for p.
@@ -85,6 +86,8 @@ func New(p Source, opts ...Option) *Collector {
 		skipped:      d("server_load_skipped_hosts", "Hosts not polled (no system_views.thread_pools, or not allowed).", nil),
 		qmax:         d("server_load_queue_max", "Longest smoothed polled queue over the hosts (Qmax).", nil),
 		weight:       d("server_load_concurrency_weight", "Concurrency weight in force, min(w, max(1, Qmax)).", nil),
+		pollRate:     d("server_load_polls_per_second", "Server-load polls per second per node polled, by this client, over about the last 5 seconds.", nil),
+		pollInterval: d("server_load_poll_interval_seconds", "Server-load poll interval in force (WithPollBudget).", nil),
 	}
 }
 
@@ -93,7 +96,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.inFlight, c.orphaned, c.respTime, c.svcTime, c.queue, c.score, c.rate, c.rrate,
 		c.success, c.busy, c.stalled, c.up, c.srvQueue, c.srvSvc, c.srvAge, c.latency, c.requests, c.errors,
 		c.waits, c.overRate, c.probes, c.demoted, c.abandoned, c.unrouted,
-		c.polls, c.pollFailures, c.samples, c.skipped, c.qmax, c.weight} {
+		c.polls, c.pollFailures, c.samples, c.skipped, c.qmax, c.weight, c.pollRate, c.pollInterval} {
 		ch <- d
 	}
 }
@@ -164,5 +167,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		m(c.skipped, g, float64(len(n.Skipped)))
 		m(c.qmax, g, n.QueueMax)
 		m(c.weight, g, n.Weight)
+		m(c.pollRate, g, n.PollsPerSecond)
+		m(c.pollInterval, g, n.Interval.Seconds())
 	}
 }

@@ -48,8 +48,9 @@ func host(addr string, stalled bool) tailroute.HostStats {
 // (seconds, per second), help text and labels, as an exposition.
 func TestScrapeBothCollectors(t *testing.T) {
 	a := &fakePolicy{hosts: []tailroute.HostStats{host("10.0.0.1:9042", true)},
-		c:  tailroute.Counters{BackpressureWaits: 1, SentOverRate: 2, Probes: 3, Demoted: 4, Abandoned: 5, Unrouted: 6},
-		sl: tailroute.ServerLoadCounters{Polls: 7, Failures: 1, Samples: 6, Skipped: []string{"x"}, QueueMax: 3.5, Weight: 2}}
+		c: tailroute.Counters{BackpressureWaits: 1, SentOverRate: 2, Probes: 3, Demoted: 4, Abandoned: 5, Unrouted: 6},
+		sl: tailroute.ServerLoadCounters{Polls: 7, Failures: 1, Samples: 6, Skipped: []string{"x"}, QueueMax: 3.5, Weight: 2,
+			PollsPerSecond: 2.5, Interval: 400 * time.Millisecond}}
 	b := &fakePolicy{hosts: []tailroute.HostStats{host("10.0.0.2:9042", false)}, c: tailroute.Counters{Demoted: 9}}
 	ha := &fakeHedger{Executions: 100, Eligible: 90, Armed: 80, Hedges: 5, Won: 3, Lost: 2, BudgetDenied: 4, Delay: 12 * time.Millisecond, Quantile: 0.95}
 	hb := &fakeHedger{Executions: 1}
@@ -108,6 +109,14 @@ tailroute_server_load_polls_total{session="b"} 0
 # TYPE tailroute_server_load_concurrency_weight gauge
 tailroute_server_load_concurrency_weight{session="a"} 2
 tailroute_server_load_concurrency_weight{session="b"} 0
+# HELP tailroute_server_load_polls_per_second Server-load polls per second per node polled, by this client, over about the last 5 seconds.
+# TYPE tailroute_server_load_polls_per_second gauge
+tailroute_server_load_polls_per_second{session="a"} 2.5
+tailroute_server_load_polls_per_second{session="b"} 0
+# HELP tailroute_server_load_poll_interval_seconds Server-load poll interval in force (WithPollBudget).
+# TYPE tailroute_server_load_poll_interval_seconds gauge
+tailroute_server_load_poll_interval_seconds{session="a"} 0.4
+tailroute_server_load_poll_interval_seconds{session="b"} 0
 # HELP tailroute_hedge_suppressed_total Eligible executions not armed, by reason: budget (long-run budget spent), losing (budget shrunk while hedges mostly lose), burst (burst cap), queueing and target_slow (load rule), too_few_hosts.
 # TYPE tailroute_hedge_suppressed_total counter
 tailroute_hedge_suppressed_total{reason="budget",session="a"} 4
@@ -131,6 +140,7 @@ tailroute_hedge_delay_seconds{session="b"} 0
 		"tailroute_demoted_total", "tailroute_host_send_rate_per_second", "tailroute_host_receive_rate_per_second",
 		"tailroute_host_stalled", "tailroute_host_score_seconds", "tailroute_host_server_service_time_seconds",
 		"tailroute_host_latency_seconds", "tailroute_server_load_polls_total", "tailroute_server_load_concurrency_weight",
+		"tailroute_server_load_polls_per_second", "tailroute_server_load_poll_interval_seconds",
 		"tailroute_hedge_suppressed_total", "tailroute_hedge_delay_seconds"))
 
 	// Every family: help text, a type that fits its name, a unit in the
@@ -171,6 +181,7 @@ tailroute_hedge_delay_seconds{session="b"} 0
 		// server load and the stalled state
 		"tailroute_server_load_polls_total", "tailroute_server_load_poll_failures_total", "tailroute_server_load_samples_total",
 		"tailroute_server_load_skipped_hosts", "tailroute_server_load_queue_max", "tailroute_server_load_concurrency_weight",
+		"tailroute_server_load_polls_per_second", "tailroute_server_load_poll_interval_seconds",
 		"tailroute_host_server_queue_size", "tailroute_host_server_service_time_seconds", "tailroute_host_server_load_age_seconds",
 		"tailroute_host_stalled",
 		// the hedger's counters
