@@ -177,6 +177,56 @@ func TestPollBudgetBoundsPolls(t *testing.T) {
 	t.Logf("polls per host: %v busy, %v fast, %v idle", busy, fast, idle)
 }
 
+// A client that starts sending after an idle spell has its hosts polled
+// within a few minimum intervals, not at the end of the idle interval
+// (maxInterval) its hosts' turns were last set to: a host's loop looks at
+// the budget again at least every pollRecheck minimum intervals.
+func TestPollFollowsRisingRate(t *testing.T) {
+	const (
+		share       = 0.1
+		minIv, step = 10 * time.Millisecond, 5 * time.Millisecond
+		hosts       = 3
+	)
+	r, _, clk := testRouter(t, hosts, tailroute.WithPollBudget(share, minIv, 2*time.Second))
+	var mu sync.Mutex
+	polled := map[string]int{}
+	var closed atomic.Bool
+	r.StartServerLoad(PollDriver[*testHost]{
+		Closed: closed.Load,
+		Query: func(_ context.Context, _ *testHost, id string) (ThreadPoolSample, error) {
+			mu.Lock()
+			polled[id]++
+			mu.Unlock()
+			return ThreadPoolSample{Active: 1, Completed: 10}, nil
+		},
+	})
+	defer func() { closed.Store(true); clk.Advance(3 * time.Second) }()
+	waitTimers(t, clk, hosts+1)
+	counts := func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(polled)
+	}
+	run := func(steps, perStep int) {
+		for i := 0; i < steps; i++ {
+			for j := 0; j < perStep; j++ {
+				plan(r, Query{})
+			}
+			clk.Advance(step)
+			waitTimers(t, clk, hosts+1)
+		}
+	}
+	run(600, 0) // 3 s without a request: the first credit spent, I = maxInterval
+	idle := counts()
+	require.Len(t, idle, hosts)
+	assert.Equal(t, 2*time.Second, r.ServerLoadCounters().Interval)
+	run(20, 10) // 100 ms at 2000 requests/s: a credit per host every 15 ms
+	busy := counts()
+	for id, n := range busy {
+		assert.Greater(t, n, idle[id], "%s: polled within 100 ms of the requests", id)
+	}
+}
+
 func sum(m map[string]int) (n int) {
 	for _, v := range m {
 		n += v

@@ -372,6 +372,8 @@ func (sl *serverLoadPoller[H, S]) loop(id string) {
 	}()
 	var est LoadEstimator
 	credit, seen := 1.0, sl.r.requests.Load()
+	jitter := 0.8 + 0.4*rand.Float64()
+	polled, last := false, time.Duration(0)                                   // the previous turn's clock time
 	timer := sl.newTimer(time.Duration(rand.Int64N(int64(sl.r.cfg.PollMin)))) // spread the first polls
 	defer timer.Stop()
 	for {
@@ -383,24 +385,41 @@ func (sl *serverLoadPoller[H, S]) loop(id string) {
 		if e == nil {
 			return // removed
 		}
-		b := sl.budget(sl.r.clock.Now())
+		now := sl.r.clock.Now()
+		b := sl.budget(now)
 		n := sl.r.requests.Load()
 		credit = min(1, credit+float64(n-seen)*b.earn)
 		seen = n
-		next := time.Duration(float64(b.interval) * (0.8 + 0.4*rand.Float64()))
-		if sl.eligible(e) {
-			if credit >= 1-creditSlack {
-				credit = max(credit-1, 0)
-				if !sl.pollOnce(e, &est, b.interval) {
-					return
-				}
-			} else if b.rate > 0 {
-				next = min(next, time.Duration((1-credit)/(b.earn*b.rate)*float64(time.Second)))
+		// The turn is due I x jitter after the previous one, with I as it
+		// is now: a client whose requests pick up polls sooner.
+		due := last + time.Duration(float64(b.interval)*jitter)
+		var next time.Duration
+		switch {
+		case polled && now < due:
+			next = due - now
+		case !sl.eligible(e):
+			last, polled, jitter = now, true, 0.8+0.4*rand.Float64()
+			next = time.Duration(float64(b.interval) * jitter)
+		case credit >= 1-creditSlack:
+			credit = max(credit-1, 0)
+			last, polled, jitter = now, true, 0.8+0.4*rand.Float64()
+			if !sl.pollOnce(e, &est, b.interval) {
+				return
 			}
+			next = time.Duration(float64(b.interval) * jitter)
+		case b.rate > 0:
+			next = time.Duration((1 - credit) / (b.earn * b.rate) * float64(time.Second))
+		default:
+			next = b.interval
 		}
-		timer.Reset(max(next, sl.r.cfg.PollMin))
+		timer.Reset(min(max(next, sl.r.cfg.PollMin), pollRecheck*sl.r.cfg.PollMin))
 	}
 }
+
+// pollRecheck is how many minIntervals a host's loop sleeps at most before
+// it looks at the budget again, so that a turn follows a rising request
+// rate (a shorter I) within that time.
+const pollRecheck = 4
 
 // pollOnce polls e once, polled every interval, and records the sample;
 // false means "stop polling this host".
