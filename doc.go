@@ -217,10 +217,13 @@
 //
 //	I = clamp(M/(share*r), minInterval, maxInterval)
 //
-// times a random factor in [0.8, 1.2), never less than minInterval after
-// its previous turn (r: the client's request rate, an EWMA over about a
-// second of plans); a turn that finds the credit short comes again when
-// the rest is earned at rate r, if sooner. So a busy client's polls spread
+// times a random factor in [0.8, 1.2) after its previous turn, never less
+// than minInterval after it (r: the client's request rate, an EWMA over
+// about a second of plans; I as it is now, looked at again at least every
+// 4 minIntervals, so a client whose requests pick up after an idle spell
+// polls within a few minIntervals, not at the end of the idle I); a turn
+// that finds the credit short comes again when the rest is earned at rate
+// r, if sooner. So a busy client's polls spread
 // evenly over the hosts, one per I each, and a client that stops sending
 // stops polling after at most M more polls (one per host). A host's first
 // poll comes within minInterval of the session (its first credit). A fixed

@@ -256,20 +256,13 @@ func WithServerLoad(on bool) Option {
 	return route("WithServerLoad", func(s *settings.Set) { s.Route.ServerLoad = on })
 }
 
-// WithPollBudget bounds what server-load polling (WithServerLoad) costs:
-// a client's polls are at most share of its own requests. Each host polled
-// has a token bucket that starts with one credit, earns share/M credits
-// per request the policy plans (user traffic; M the hosts polled) and
-// holds at most one; a poll spends one, and a host whose turn finds no
-// credit is not polled. A host's turn comes every clamp(M/(share*r),
-// minInterval, maxInterval) times a random factor in [0.8, 1.2), never
-// less than minInterval after the previous one (r the client's request
-// rate, a one-second EWMA). Worst case per node and client: over any
-// stretch of time T with R requests, min(1 + share*R/M, 1 + T/minInterval)
-// polls; N clients with R requests in all, min(N*(1 + T/minInterval),
-// N + share*R/M) (see "Server load" in the package doc). A client that stops sending stops polling after at
-// most M more polls. A fixed interval d is WithPollBudget(1, d, d).
-// Default 0.1, 100ms and 2s. Allowed share (0, 1], minInterval 10ms..1m,
+// WithPollBudget bounds what server-load polling (WithServerLoad) costs: a
+// client's polls are at most share of its own requests, and each host is
+// polled at most once per minInterval and, while the client sends enough
+// requests to pay for it, at least once per maxInterval (the token bucket,
+// the schedule and the worst case for N clients x M nodes: "Server load" in
+// the package doc). A fixed interval d is WithPollBudget(1, d, d). Default
+// 0.1, 100ms and 2s. Allowed share (0, 1], minInterval 10ms..1m,
 // maxInterval minInterval..10m.
 func WithPollBudget(share float64, minInterval, maxInterval time.Duration) Option {
 	return route("WithPollBudget", func(s *settings.Set) {
