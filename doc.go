@@ -281,6 +281,16 @@
 // sample, nothing outstanding, no response for the sample's 1.5
 // intervals): on a host it uses, its own os_s is fresher.
 //
+// What polls cannot tell. A node in a stop-the-world pause answers no
+// query, polls included, and its counters stand still until it resumes:
+// the pause shows in the client's own silence (W_s and w above) before any
+// poll, and the first request each client sends into a pause waits it out,
+// with or without polls (a router that saw every client's requests pile up
+// at the node would send fewer there). Active counts are instants: at a
+// replica that serves a few requests a second the polled 1/mu_s rests on
+// few busy instants and spreads widely around the true mean, so the
+// known-slow rule acts only where the estimates stand 3 times apart.
+//
 // # Signals
 //
 //	host handed out                 os_s += 1; one token of the host's sending rate
