@@ -94,8 +94,12 @@
 // cannot tell a node's real parallelism, and an assumed W_s above it
 // removes the queue penalty that makes C3 leave a node whose requests pile
 // up. W_s counts only while the node answers: once it has owed responses
-// for a silence longer than its R_s, W_s is scaled by R_s/silence (never
+// for a silence longer than d*R_s, W_s is scaled by d*R_s/silence (never
 // below 1), so a paused node is scored as a single queue within a few R_s.
+// d is w/2 within [1/2, 1] (w the concurrency weight in force): each
+// request in flight counts w times in qhat_s, so a shrinking W_s repels w
+// times as hard, and a single client (w = 1) can act on half a response
+// time of silence where clients counted w >= 2 times wait a whole one.
 //
 // The tail term. Psi_s without k estimates a request's mean response time;
 // k/mu_s makes it a tail estimate: a host's service time spreads in

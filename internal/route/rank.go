@@ -160,12 +160,12 @@ func (st *queryState[H, S]) demote(c []core.Candidate, now time.Duration) int32 
 // score is the C3 score Psi_s of a host's view (core.C3Score), with W_s
 // the host's polled active_tasks_limit, else WithServerWorkers, as long as
 // the host answers: W_s workers drain the queue ahead only while they
-// serve. A host that has owed responses for a Silence longer than its R_s
-// has shown at most R_s/Silence of the service rate W_s assumes, so its W_s
-// is scaled by R_s/Silence (never below 1, the paper's single queue). A
-// paused host thus loses the drain credit within a few R_s instead of
-// collecting W_s times as many requests before its queue term repels them;
-// a host answering within R_s keeps its W_s. With server-load polling
+// serve. A host that has owed responses for a Silence longer than
+// drainSilence(w) x R_s has shown at most that over Silence of the service
+// rate W_s assumes, so its W_s is scaled by it (never below 1, the paper's
+// single queue). A paused host thus loses the drain credit within a few R_s
+// instead of collecting W_s times as many requests before its queue term
+// repels them; a host answering within that keeps its W_s. With server-load polling
 // the concurrency weight is w_eff = min(w, max(1, Qmax)) (queueMean), and
 // likewise only while the host answers: silent longer than R_s, the
 // reduction w - w_eff shrinks by R_s/Silence. The tail term k/mu_s
@@ -182,13 +182,6 @@ func (p *Router[H, S]) score(v track.View, now time.Duration) float64 {
 // scoreWeights returns the concurrency weight w and the worker count W_s
 // the score drains a host's queue with (see score).
 func (p *Router[H, S]) scoreWeights(v track.View, now time.Duration) (w, workers float64) {
-	workers = v.Workers
-	if workers <= 0 {
-		workers = p.cfg.Workers
-	}
-	if s := float64(v.Silence); workers > 1 && s > v.ResponseTime {
-		workers = max(1, workers*v.ResponseTime/s)
-	}
 	w = p.cfg.Weight
 	if p.polled && !v.HasFeedback {
 		weff := p.weightAt(now)
@@ -199,8 +192,27 @@ func (p *Router[H, S]) scoreWeights(v track.View, now time.Duration) (w, workers
 		}
 		w = weff
 	}
+	workers = v.Workers
+	if workers <= 0 {
+		workers = p.cfg.Workers
+	}
+	if workers > 1 && v.Silence > 0 {
+		// W_s counts while the host answers: past a silence of
+		// drainSilence(w) x R_s it shrinks by that over the silence.
+		quiet := drainSilence(w) * v.ResponseTime
+		if s := float64(v.Silence); s > quiet {
+			workers = max(1, workers*quiet/s)
+		}
+	}
 	return w, workers
 }
+
+// drainSilence is the silence, in R_s, after which a host's W_s starts to
+// shrink (see score), for the concurrency weight w in force: w/2, within
+// [1/2, 1]. Each request in flight counts w times in qhat_s, so a shrinking
+// W_s repels w times as hard: a single client (w = 1) can act on half a
+// response time of silence, where w >= 2 clients wait a whole one.
+func drainSilence(w float64) float64 { return min(1, max(0.5, w/2)) }
 
 // knownService is what the known-slow rule reads of a candidate: its
 // polled 1/mu_s (0: none) and expected response time.

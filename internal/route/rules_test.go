@@ -303,10 +303,10 @@ func TestBackpressureBounded(t *testing.T) {
 
 // TestC3WorkersNeedAnswers: W_s (here polled: 4) drains the queue only while
 // the host answers. A fast host with two requests in flight ranks before an
-// idle host 5x slower while its silence is within R_s; once it has owed
-// responses for 3 x R_s (a pause, not yet a stall) its W_s is scaled by
-// R_s/Silence and the idle host ranks first. (The paper's score: the tail
-// term has tests of its own.)
+// idle host 5x slower while its silence is within drainSilence(w) x R_s (w =
+// 1: half of R_s); once it has owed responses for 3 x R_s (a pause, not yet
+// a stall) its W_s is scaled by that over the silence and the idle host
+// ranks first. (The paper's score: the tail term has tests of its own.)
 func TestC3WorkersNeedAnswers(t *testing.T) {
 	p, _, clk := testRouter(t, 2, tailroute.WithRateControl(false), tailroute.WithProbe(0, time.Second), tailroute.WithJitter(0), tailroute.WithTailTerm(0))
 	tr := p.Tracker()
@@ -318,9 +318,9 @@ func TestC3WorkersNeedAnswers(t *testing.T) {
 	h0.ServerWorkers(4)
 	clk.Advance(time.Millisecond) // h0's last response lies before its requests
 	as := []track.Attempt{h0.Begin(tr.Now()), h0.Begin(tr.Now())}
-	clk.Advance(3 * time.Millisecond)
-	assert.Equal(t, "h0", plan(p, Query{})[0], "silent 3ms < R_s = 4ms: W_s = 4 holds")
-	clk.Advance(9 * time.Millisecond)
+	clk.Advance(1500 * time.Microsecond)
+	assert.Equal(t, "h0", plan(p, Query{})[0], "silent 1.5ms < R_s/2 = 2ms: W_s = 4 holds")
+	clk.Advance(10500 * time.Microsecond)
 	assert.Equal(t, "h1", plan(p, Query{})[0], "silent 12ms = 3 x R_s: W_s scaled to 4/3")
 	for _, a := range as {
 		h0.End(a)

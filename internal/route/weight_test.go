@@ -105,8 +105,12 @@ func TestScoreWeightFollowsPolledQueues(t *testing.T) {
 		"a silent host keeps R_s/Silence of the reduction")
 	assert.Greater(t, r.score(paused, now), r.score(slow, now), "paused: behind the idle slow host again")
 	within := fast
-	within.Silence = time.Duration(4 * ms)
-	assert.Equal(t, r.score(fast, now), r.score(within, now), "silent less than R_s: the full reduction")
+	within.Silence = time.Duration(2 * ms)
+	assert.Equal(t, r.score(fast, now), r.score(within, now), "silent less than R_s/2 (w_eff = 1): the full reduction, W_s = 4")
+	half := fast
+	half.Silence = time.Duration(4 * ms)
+	assert.InDelta(t, core.C3Score(5*ms, 5*ms, 0, 1, 1, 4*2.5/4), r.score(half, now), 1,
+		"silent 4ms, over R_s/2 = 2.5ms: W_s scaled by 2.5/4, w_eff still 1")
 }
 
 // The tail term k/mu_s (WithTailTerm, default DefaultTailTerm) puts a fast
