@@ -133,6 +133,34 @@ func TestC3PrefersFastHostAndCountsInFlight(t *testing.T) {
 	}
 }
 
+// fastAndSlow is a router over two hosts, h0 answering in 4 ms and h1 in
+// 20 ms (50 samples each), without rate control, probes or jitter.
+func fastAndSlow(t *testing.T, opts ...tailroute.Option) (*Router[*testHost, any], *track.Tracker) {
+	p, _, _ := testRouter(t, 2, append([]tailroute.Option{tailroute.WithRateControl(false), tailroute.WithProbe(0, time.Second), tailroute.WithJitter(0)}, opts...)...)
+	tr := p.Tracker()
+	for i := 0; i < 50; i++ {
+		tr.Host("h0").Observe(tr.Now(), 4*time.Millisecond, track.Success)
+		tr.Host("h1").Observe(tr.Now(), 20*time.Millisecond, track.Success)
+	}
+	return p, tr
+}
+
+// firstWithInFlight returns the first host of p's plan while h0 has
+// inFlight requests outstanding.
+func firstWithInFlight(p *Router[*testHost, any], inFlight int) string {
+	h0 := p.Tracker().Host("h0")
+	var as []track.Attempt
+	for i := 0; i < inFlight; i++ {
+		as = append(as, h0.Begin(p.Tracker().Now()))
+	}
+	defer func() {
+		for _, a := range as {
+			h0.End(a)
+		}
+	}()
+	return plan(p, Query{})[0]
+}
+
 // TestC3WorkersLetFastHostKeepRequests: with W_s workers (polled
 // active_tasks_limit, else WithServerWorkers) a fast host with requests in
 // flight still ranks before an idle host 5x slower; with the paper's
@@ -141,27 +169,9 @@ func TestC3PrefersFastHostAndCountsInFlight(t *testing.T) {
 // repels.
 func TestC3WorkersLetFastHostKeepRequests(t *testing.T) {
 	setup := func(opts ...tailroute.Option) (*Router[*testHost, any], *track.Tracker) {
-		p, _, _ := testRouter(t, 2, append([]tailroute.Option{tailroute.WithRateControl(false), tailroute.WithProbe(0, time.Second), tailroute.WithJitter(0)}, opts...)...)
-		tr := p.Tracker()
-		for i := 0; i < 50; i++ {
-			tr.Host("h0").Observe(tr.Now(), 4*time.Millisecond, track.Success)
-			tr.Host("h1").Observe(tr.Now(), 20*time.Millisecond, track.Success)
-		}
-		return p, tr
+		return fastAndSlow(t, opts...)
 	}
-	first := func(p *Router[*testHost, any], inFlight int) string {
-		h0 := p.Tracker().Host("h0")
-		var as []track.Attempt
-		for i := 0; i < inFlight; i++ {
-			as = append(as, h0.Begin(p.Tracker().Now()))
-		}
-		defer func() {
-			for _, a := range as {
-				h0.End(a)
-			}
-		}()
-		return plan(p, Query{})[0]
-	}
+	first := firstWithInFlight
 	p, _ := setup(tailroute.WithTailTerm(0))
 	assert.Equal(t, "h0", first(p, 0))
 	assert.Equal(t, "h1", first(p, 1), "W_s = 1, the paper's score: 8 x 4ms behind an idle 20ms host")
@@ -190,28 +200,8 @@ func TestC3WorkersLetFastHostKeepRequests(t *testing.T) {
 // its own; past that the score's order stands, and without polled service
 // times (or at a smaller ratio) the score alone decides.
 func TestKnownSlowReplicaBehind(t *testing.T) {
-	setup := func() (*Router[*testHost, any], *track.Tracker) {
-		p, _, _ := testRouter(t, 2, tailroute.WithRateControl(false), tailroute.WithProbe(0, time.Second), tailroute.WithJitter(0))
-		tr := p.Tracker()
-		for i := 0; i < 50; i++ {
-			tr.Host("h0").Observe(tr.Now(), 4*time.Millisecond, track.Success)
-			tr.Host("h1").Observe(tr.Now(), 20*time.Millisecond, track.Success)
-		}
-		return p, tr
-	}
-	first := func(p *Router[*testHost, any], inFlight int) string {
-		h0 := p.Tracker().Host("h0")
-		var as []track.Attempt
-		for i := 0; i < inFlight; i++ {
-			as = append(as, h0.Begin(p.Tracker().Now()))
-		}
-		defer func() {
-			for _, a := range as {
-				h0.End(a)
-			}
-		}()
-		return plan(p, Query{})[0]
-	}
+	setup := func() (*Router[*testHost, any], *track.Tracker) { return fastAndSlow(t) }
+	first := firstWithInFlight
 	p, _ := setup()
 	assert.Equal(t, "h1", first(p, 2), "no polled service times: (27+2) x 4ms behind (1+2) x 20ms")
 

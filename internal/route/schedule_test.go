@@ -101,19 +101,12 @@ func TestPollScheduleFollowsClock(t *testing.T) {
 	assert.Equal(t, iv, r.ServerLoadCounters().Interval)
 }
 
-// A client's polls are bounded by its own requests (WithPollBudget): each
-// host is polled at most 1 + share*R/M times over R requests (its bucket
-// starts with one credit and earns share/M per request), at most once per
-// minimum interval however many requests earn credit, and once the client
-// stops sending each host is polled at most once more. Counted on a manual
-// clock, step by step.
-func TestPollBudgetBoundsPolls(t *testing.T) {
-	const (
-		share       = 0.1
-		minIv, step = 10 * time.Millisecond, 5 * time.Millisecond
-		hosts       = 3
-	)
-	r, _, clk := testRouter(t, hosts, tailroute.WithPollBudget(share, minIv, time.Second))
+// pollCounter starts polling on a router over n hosts with opts and a
+// manual clock; it returns the router, the polls counted per host so far,
+// and run(steps, perStep): perStep requests planned, then the clock
+// advanced by step, steps times. The loops stop when the test ends.
+func pollCounter(t *testing.T, n int, step time.Duration, opts ...tailroute.Option) (*Router[*testHost, any], func() map[string]int, func(steps, perStep int)) {
+	r, _, clk := testRouter(t, n, opts...)
 	var mu sync.Mutex
 	polled := map[string]int{}
 	var closed atomic.Bool
@@ -126,8 +119,8 @@ func TestPollBudgetBoundsPolls(t *testing.T) {
 			return ThreadPoolSample{Active: 1, Completed: 10}, nil
 		},
 	})
-	defer func() { closed.Store(true); clk.Advance(2 * time.Second) }()
-	waitTimers(t, clk, hosts+1)
+	t.Cleanup(func() { closed.Store(true); clk.Advance(time.Hour) })
+	waitTimers(t, clk, n+1)
 	counts := func() map[string]int {
 		mu.Lock()
 		defer mu.Unlock()
@@ -139,9 +132,25 @@ func TestPollBudgetBoundsPolls(t *testing.T) {
 				plan(r, Query{})
 			}
 			clk.Advance(step)
-			waitTimers(t, clk, hosts+1)
+			waitTimers(t, clk, n+1)
 		}
 	}
+	return r, counts, run
+}
+
+// A client's polls are bounded by its own requests (WithPollBudget): each
+// host is polled at most 1 + share*R/M times over R requests (its bucket
+// starts with one credit and earns share/M per request), at most once per
+// minimum interval however many requests earn credit, and once the client
+// stops sending each host is polled at most once more. Counted on a manual
+// clock, step by step.
+func TestPollBudgetBoundsPolls(t *testing.T) {
+	const (
+		share       = 0.1
+		minIv, step = 10 * time.Millisecond, 5 * time.Millisecond
+		hosts       = 3
+	)
+	r, counts, run := pollCounter(t, hosts, step, tailroute.WithPollBudget(share, minIv, time.Second))
 
 	// 2000 requests/s: I = M/(share*r) = 15ms; the credit bounds the polls.
 	run(400, 10)
@@ -187,35 +196,7 @@ func TestPollFollowsRisingRate(t *testing.T) {
 		minIv, step = 10 * time.Millisecond, 5 * time.Millisecond
 		hosts       = 3
 	)
-	r, _, clk := testRouter(t, hosts, tailroute.WithPollBudget(share, minIv, 2*time.Second))
-	var mu sync.Mutex
-	polled := map[string]int{}
-	var closed atomic.Bool
-	r.StartServerLoad(PollDriver[*testHost]{
-		Closed: closed.Load,
-		Query: func(_ context.Context, _ *testHost, id string) (ThreadPoolSample, error) {
-			mu.Lock()
-			polled[id]++
-			mu.Unlock()
-			return ThreadPoolSample{Active: 1, Completed: 10}, nil
-		},
-	})
-	defer func() { closed.Store(true); clk.Advance(3 * time.Second) }()
-	waitTimers(t, clk, hosts+1)
-	counts := func() map[string]int {
-		mu.Lock()
-		defer mu.Unlock()
-		return maps.Clone(polled)
-	}
-	run := func(steps, perStep int) {
-		for i := 0; i < steps; i++ {
-			for j := 0; j < perStep; j++ {
-				plan(r, Query{})
-			}
-			clk.Advance(step)
-			waitTimers(t, clk, hosts+1)
-		}
-	}
+	r, counts, run := pollCounter(t, hosts, step, tailroute.WithPollBudget(share, minIv, 2*time.Second))
 	run(600, 0) // 3 s without a request: the first credit spent, I = maxInterval
 	idle := counts()
 	require.Len(t, idle, hosts)
