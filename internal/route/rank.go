@@ -208,10 +208,8 @@ func (p *Router[H, S]) scoreWeights(v track.View, now time.Duration) (w, workers
 }
 
 // drainSilence is the silence, in R_s, after which a host's W_s starts to
-// shrink (see score), for the concurrency weight w in force: w/2, within
-// [1/2, 1]. Each request in flight counts w times in qhat_s, so a shrinking
-// W_s repels w times as hard: a single client (w = 1) can act on half a
-// response time of silence, where w >= 2 clients wait a whole one.
+// shrink for the concurrency weight w in force: w/2 within [1/2, 1]
+// (package tailroute, "W_s workers", says why).
 func drainSilence(w float64) float64 { return min(1, max(0.5, w/2)) }
 
 // knownService is what the known-slow rule reads of a candidate: its
@@ -221,27 +219,18 @@ type knownService struct {
 	svc, expect float64
 }
 
-// The known-slow rule (knownSlowBehind): a replica whose polled service
-// time is at least slowServiceRatio times another eligible replica's is not
-// ranked first while its expected response time is over slowExpectRatio
-// times that replica's.
+// The known-slow rule's ratios (package tailroute, "Known-slow replicas"):
+// of the polled service times, and of the expected response times.
 const (
 	slowServiceRatio = 3.0
 	slowExpectRatio  = 1.5
 )
 
 // knownSlowBehind applies the known-slow rule to the ordered candidates:
-// when the first of the eligible ones has a polled 1/mu_s at least
-// slowServiceRatio times that of another eligible replica whose expected
-// response time (expectedResponse) is under 1/slowExpectRatio of its own,
-// the replica with the least expected response time among those goes
-// first. C3's cube repels a herd early: with two requests in flight a
-// 4 ms replica scores (27+2) x 4 ms, behind an idle 20 ms one at
-// (1+2) x 20 ms, though the request it would take waits about 3 x 4 ms
-// there. Where the polls show that a replica serves several times slower,
-// that trade is a loss, and the linear estimate decides; as the fast
-// replica's queue grows, its expected response passes the rule's bound and
-// the score's order stands again.
+// when the first eligible one has a polled 1/mu_s at least slowServiceRatio
+// times that of another eligible replica whose expected response time
+// (expectedResponse) is under 1/slowExpectRatio of its own, the replica
+// with the least expected response time among those goes first.
 func knownSlowBehind(c []core.Candidate, eligible int, known []knownService) {
 	if eligible < 2 {
 		return
