@@ -80,10 +80,8 @@ func (l *serverLoad) reset() {
 // two parts. The service time counts for every host: when svc_sample >
 // R_s, 1/mu_s = R_s + w * (svc_sample - R_s) and R_s is raised to it (a
 // response takes at least its service time), else 1/mu_s = R_s as without
-// a sample. It is the mean over every client's requests, where the
-// client's own R_s of a host it seldom uses rests on a few samples of a
-// spread-out service time (half of an exponential service time's samples
-// are below 0.7 of its mean). The queue counts only for a host the client
+// a sample (package tailroute, "Server load", says why). The queue counts
+// only for a host the client
 // does not measure itself (no attempt observed since the sample, none
 // outstanding and no response within fresh): q_s = w * q_sample; on a
 // host it uses, its own os_s is fresher. Below a weight of 0.01 the sample
