@@ -99,7 +99,7 @@ type tailroutePolicy interface {
 // newTailroute builds a policy with one adapter's New and installs it with
 // its Wire; the report's stats add the server-load counters when polling.
 func newTailroute[C any, P tailroutePolicy](newPolicy func(...tailroute.Option) (P, error), wire func(C, P) error,
-	cfg C, opts []tailroute.Option, polled bool) (P, installed, error) {
+	cfg C, opts []tailroute.Option) (P, installed, error) {
 	p, err := newPolicy(opts...)
 	if err != nil {
 		return p, installed{}, err
@@ -107,12 +107,14 @@ func newTailroute[C any, P tailroutePolicy](newPolicy func(...tailroute.Option) 
 	if err := wire(cfg, p); err != nil {
 		return p, installed{}, err
 	}
-	inst := installed{stats: func() any { return p.Stats() }}
-	if polled {
-		inst.stats = func() any {
-			return map[string]any{"hosts": p.Stats(), "server_load": p.ServerLoadCounters()}
+	inst := installed{stats: func() any {
+		// ServerLoadCounters are zero without polling (the policy's rule:
+		// C3 with WithServerLoad on).
+		if sl := p.ServerLoadCounters(); sl.Requests > 0 || sl.Polls > 0 {
+			return map[string]any{"hosts": p.Stats(), "server_load": sl}
 		}
-	}
+		return p.Stats()
+	}}
 	return p, inst, nil
 }
 
@@ -120,22 +122,21 @@ func newTailroute[C any, P tailroutePolicy](newPolicy func(...tailroute.Option) 
 // with the default polling, without a server signal, with fixed-interval
 // polling and with payload feedback, through policy (gocql v1) or
 // apache/policy (v2). The report's stats add the server-load counters of
-// every variant that polls (C3 with polling on).
+// every policy that polled.
 func init() {
 	for _, t := range tailrouteVariants {
 		register := func(name, help string, sig serverSignal) {
-			polled := sig.poll && t.strategy == tailroute.C3
 			registerPolicy(policySpec{
 				name: name, help: help, payload: sig.payload,
 				v1: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
-					p, inst, err := newTailroute(policy.New, policy.Wire, cfg, tailrouteOptions(env, t.strategy, t.rate, sig), polled)
+					p, inst, err := newTailroute(policy.New, policy.Wire, cfg, tailrouteOptions(env, t.strategy, t.rate, sig))
 					if err == nil && sig.payload {
 						inst.feedback = func(iter *gocql.Iter) bool { return simpayload.Record(p, iter.Host(), iter.GetCustomPayload()) }
 					}
 					return inst, err
 				},
 				v2: func(env policyEnv, cfg *gocql2.ClusterConfig) (installed, error) {
-					p, inst, err := newTailroute(apolicy.New, apolicy.Wire, cfg, tailrouteOptions(env, t.strategy, t.rate, sig), polled)
+					p, inst, err := newTailroute(apolicy.New, apolicy.Wire, cfg, tailrouteOptions(env, t.strategy, t.rate, sig))
 					if err == nil && sig.payload {
 						inst.feedbackV2 = func(iter *gocql2.Iter) bool { return simpayload.Record(p, iter.Host(), iter.GetCustomPayload()) }
 					}
