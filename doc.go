@@ -261,13 +261,17 @@
 //	                                      this client's requests on the host
 //	                                      while the poll ran, w = w_eff)
 //	1/mu_s = busy time / completed       (Little's law on the workers, over
-//	                                      the last 8 sample pairs: each
-//	                                      pair's busy time is the mean of
-//	                                      its two active counts times the
-//	                                      time between them, zero when no
-//	                                      worker was seen busy; no estimate
-//	                                      until the pairs hold 8
-//	                                      completions)
+//	                                      the newest sample pairs that hold
+//	                                      8 completions, at least 4 and at
+//	                                      most 32 pairs: each pair's busy
+//	                                      time is the mean of its two
+//	                                      active counts times the time
+//	                                      between them, zero when no worker
+//	                                      was seen busy; where the pairs
+//	                                      hold fewer, or no busy worker,
+//	                                      the latest estimate stands while
+//	                                      its pairs are within the last 32,
+//	                                      then there is none)
 //	W_s    = active_tasks_limit of ReadStage (of MutationStage without a
 //	                                      ReadStage row); 0 (null), negative
 //	                                      or above 65536 is ignored

@@ -152,21 +152,10 @@ func (s *ThreadPoolSample) AddStage(name string, active, limit, pending int, com
 	return true
 }
 
-// LoadEstimator turns successive samples of one host into q_s and 1/mu_s.
-//
-// 1/mu_s is Little's law on the workers over the newest sample pairs that
-// hold estimatorMinCompleted completions (at least estimatorMinPairs, at
-// most estimatorWindow pairs): the sum of busy-worker time (the mean of each
-// pair's two active counts times the time between them) over the sum of
-// the tasks completed between them. Pairs in which no worker was seen busy
-// count too (as zero busy time), so a lightly loaded host is not estimated
-// only from the instants it happened to be busy; a host that completes
-// few tasks is estimated over more time. Where the window holds fewer
-// completions, or no worker was seen busy in it (active counts are
-// instants, and at low load most of them are 0), the latest estimate
-// stands while it was made within the window's span, and then there is
-// none (0): a few tasks say little of a mean service time, and an old
-// estimate may be of another load or another speed.
+// LoadEstimator turns successive samples of one host into q_s and 1/mu_s
+// (package tailroute, "Server load", states how). Pairs with no busy
+// worker seen count as zero busy time, so a lightly loaded host is not
+// estimated only from the instants it happened to be busy.
 type LoadEstimator struct {
 	prev    ThreadPoolSample
 	hasPrev bool
@@ -177,10 +166,8 @@ type LoadEstimator struct {
 	lastN   int
 }
 
-// 1/mu_s is estimated over at least estimatorMinCompleted completions and
-// estimatorMinPairs sample pairs (active counts are instants: a few of
-// them say little of the busy time between), and at most estimatorWindow
-// pairs (6.4 s at a 200 ms interval).
+// The estimator's window: at least estimatorMinCompleted completions and
+// estimatorMinPairs pairs, at most estimatorWindow pairs.
 const (
 	estimatorWindow       = 32
 	estimatorMinPairs     = 4
@@ -358,11 +345,11 @@ const creditSlack = 1e-9
 // removed, skipped or the session closes. Its bucket starts full (one
 // credit), earns share/M per request and holds at most one credit; a poll
 // spends one. Its first poll comes within minInterval (at random, so the
-// hosts' polls do not line up), then its timer runs every I times a random
-// factor in [0.8, 1.2),
-// never below minInterval; when it finds no credit, the next try comes
-// when the missing credit is earned at the current rate, if that is
-// sooner.
+// hosts' polls do not line up); each later turn is due I times a random
+// factor in [0.8, 1.2) after the previous one, with I as it is when the
+// loop looks (at least every pollRecheck minIntervals), never below
+// minInterval; when a turn finds no credit, the next try comes when the
+// missing credit is earned at the current rate, if that is sooner.
 func (sl *serverLoadPoller[H, S]) loop(id string) {
 	defer func() {
 		sl.mu.Lock()
