@@ -55,6 +55,9 @@ const (
 	// DefaultBurstFloor is how many hedges per horizon are always allowed,
 	// whatever the request rate.
 	DefaultBurstFloor = 2
+	// DefaultLoadRule is whether the load rule defers hedges where the
+	// hosts have no room for them (WithLoadRule).
+	DefaultLoadRule = true
 )
 
 // Limits of the options' allowed ranges that are not plain literals.
@@ -103,6 +106,7 @@ func defaults() settings.Set {
 			BurstHorizon: DefaultBurstHorizon,
 			BurstFactor:  DefaultBurstFactor,
 			BurstFloor:   DefaultBurstFloor,
+			LoadOn:       DefaultLoadRule,
 			Clock:        tracker.SystemClock{},
 		},
 	}

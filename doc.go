@@ -320,7 +320,7 @@
 // The speculative packages hedge an idempotent execution once it has been
 // outstanding for the WithQuantile quantile of recent latencies (The Tail
 // at Scale), clamped by WithDelayBounds, within a budget (WithBudget) and a
-// burst cap (WithBurstCap), and, with the opt-in load rule (WithLoadRule,
-// read from a LoadSource such as the policy), only where the hosts have
+// burst cap (WithBurstCap); the load rule (WithLoadRule, read from a
+// LoadSource such as the policy) defers a hedge where the hosts have no
 // room for the extra request; see package speculative.
 package tailroute

@@ -158,11 +158,11 @@ func WithBurstCap(horizon time.Duration, factor float64, floor int) Option {
 }
 
 // WithLoadRule turns the load rule on or off (the speculative package doc,
-// "Load rule": a hedge is armed only where the hosts have room for it);
-// default off: it has not yet been shown level with or better than
-// hedging without it over many seeds (docs/experiments/hedging-load-aware.md). It applies when the source is a LoadSource (WithSource(p), p
-// a policy); with any other source the Hedger arms on the budget and the
-// burst cap alone.
+// "Load rule"): where the hosts have no room for a hedge, an armed
+// execution's hedge is deferred to a multiple of the delay instead of
+// firing at the delay; default true. It applies when the source is a
+// LoadSource (WithSource(p), p a policy); with any other source every hedge
+// fires at the delay.
 func WithLoadRule(on bool) Option {
 	return hedging("WithLoadRule", func(s *settings.Set) { s.Hedge.LoadOn = on })
 }

@@ -41,6 +41,7 @@ var docDefaults = map[string][]any{
 	"WithBudget":              {DefaultBudgetFraction, DefaultBudgetWindow},
 	"WithErrorHoldoff":        {DefaultErrorHoldoff},
 	"WithBurstCap":            {DefaultBurstHorizon, DefaultBurstFactor, DefaultBurstFloor},
+	"WithLoadRule":            {DefaultLoadRule},
 }
 
 // docValue is a value as an option's doc writes it.
@@ -132,7 +133,7 @@ func TestDocDefaults(t *testing.T) {
 		"DefaultBurstHorizon": DefaultBurstHorizon, "DefaultBurstFactor": DefaultBurstFactor,
 		"DefaultBurstFloor": DefaultBurstFloor, "DefaultServerLoad": DefaultServerLoad,
 		"DefaultPollShare": DefaultPollShare, "DefaultPollMinInterval": DefaultPollMinInterval,
-		"DefaultPollMaxInterval": DefaultPollMaxInterval,
+		"DefaultPollMaxInterval": DefaultPollMaxInterval, "DefaultLoadRule": DefaultLoadRule,
 	}
 	for name := range used {
 		v, ok := consts[name]

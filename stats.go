@@ -74,52 +74,60 @@ type ServerLoadCounters struct {
 // budget, the burst cap and the host count let through, and how the hedges
 // that fired ended.
 type Hedging struct {
-	Executions   uint64        // query executions seen by the wrapped policy (Pick calls)
-	Eligible     uint64        // of those, idempotent and not opted out with Disable
-	Armed        uint64        // of those, allowed to hedge (a budget token was reserved)
-	Hedges       uint64        // hedges that actually fired (extra attempts sent)
-	Won          uint64        // fired hedges whose attempt was the execution's first success
-	Lost         uint64        // fired hedges beaten by a success of an earlier attempt
-	InFlight     int64         // hedges fired whose attempt has not ended yet
-	BudgetDenied uint64        // eligible executions not armed because the budget was spent
-	BurstDenied  uint64        // eligible executions not armed by the burst cap (WithBurstCap)
-	BurstLifted  uint64        // eligible executions over the burst cap, armed because a host was stalled
-	TooFewHosts  uint64        // eligible executions not armed: fewer than 2 hosts up
-	Queueing     uint64        // eligible executions not armed by the load rule: every host with a known W_s has all its workers taken
-	TargetSlow   uint64        // eligible executions not armed by the load rule: the hedge's host is expected to take longer than the first attempt has already waited when the hedge fires (TargetWait > Delay)
-	Losing       uint64        // eligible executions not armed: the budget, shrunk because hedges mostly lose (BudgetScale < 1), was spent
-	NoTarget     uint64        // hedges that fired but found no host left (see package speculative)
-	Unreserved   uint64        // hedges that fired after their reservation was released (see package speculative)
-	Delay        time.Duration // current hedge delay
-	Quantile     float64       // quantile the delay follows now (>= the configured one under budget pressure)
-	// Load rule inputs now: the expected response time of the host a
-	// hedge would go to (compared with Delay), and the share of the
-	// budget the loss record leaves (1 while hedges win at least a third
-	// of the time).
-	TargetWait  time.Duration
-	BudgetScale float64
+	Executions    uint64        // query executions seen by the wrapped policy (Pick calls)
+	Eligible      uint64        // of those, idempotent and not opted out with Disable
+	Armed         uint64        // of those, allowed to hedge (a budget token was reserved)
+	Hedges        uint64        // hedges that actually fired (extra attempts sent)
+	Won           uint64        // fired hedges whose attempt was the execution's first success
+	Lost          uint64        // fired hedges beaten by a success of an earlier attempt
+	InFlight      int64         // hedges fired whose attempt has not ended yet
+	BudgetDenied  uint64        // eligible executions not armed because the budget was spent
+	BurstDenied   uint64        // eligible executions not armed by the burst cap (WithBurstCap)
+	BurstLifted   uint64        // eligible executions over the burst cap, armed because a host was stalled
+	TooFewHosts   uint64        // eligible executions not armed: fewer than 2 hosts up
+	Queueing      uint64        // armed executions whose hedge the load rule deferred: every host with a known W_s has all its workers taken
+	TargetSlow    uint64        // armed executions whose hedge the load rule deferred: the hedge's host is expected to take longer than the delay (TargetWait > Delay)
+	Losing        uint64        // armed executions whose hedge the load rule deferred: hedges at the delay mostly lose
+	NoTarget      uint64        // hedges that fired but found no host left (see package speculative)
+	Unreserved    uint64        // hedges that fired after their reservation was released (see package speculative)
+	Delay         time.Duration // current hedge delay
+	DeferredDelay time.Duration // current delay of a hedge the load rule deferred
+	Quantile      float64       // quantile the delay follows now (>= the configured one under budget pressure)
+	// Load rule input now: the expected response time of the host a
+	// hedge would go to (compared with Delay).
+	TargetWait time.Duration
 	// Budget window: requests and hedges counted in the sliding window,
 	// and reservations currently held.
 	WindowRequests, WindowHedges uint64
 	Reserved                     int64
 }
 
-// Suppression is a count of eligible executions not armed, for one reason.
+// Suppression is a count of executions whose hedge was held back, for one
+// reason.
 type Suppression struct {
-	Reason string // the Prometheus label value and report key: budget, losing, burst, queueing, target_slow, too_few_hosts
+	Reason string // the Prometheus label value and report key (see Suppressed and Deferred)
 	N      uint64
 }
 
-// Suppressed returns the eligible executions not armed, by reason, in a
-// fixed order (the one place the reasons are named).
-func (s Hedging) Suppressed() [6]Suppression {
-	return [6]Suppression{
+// Suppressed returns the eligible executions not armed, by reason
+// (budget, burst, too_few_hosts), in a fixed order (the one place the
+// reasons are named).
+func (s Hedging) Suppressed() [3]Suppression {
+	return [3]Suppression{
 		{"budget", s.BudgetDenied},
-		{"losing", s.Losing},
 		{"burst", s.BurstDenied},
+		{"too_few_hosts", s.TooFewHosts},
+	}
+}
+
+// Deferred returns the armed executions whose hedge the load rule deferred
+// to DeferredDelay, by reason (queueing, target_slow, losing), in a fixed
+// order (the one place the reasons are named).
+func (s Hedging) Deferred() [3]Suppression {
+	return [3]Suppression{
 		{"queueing", s.Queueing},
 		{"target_slow", s.TargetSlow},
-		{"too_few_hosts", s.TooFewHosts},
+		{"losing", s.Losing},
 	}
 }
 

@@ -164,7 +164,7 @@ func BenchmarkPickArmedParallel(b *testing.B) {
 
 func BenchmarkDelay(b *testing.B) {
 	h, _ := benchRig(b)
-	spec := h.core.Spec()
+	spec := h.core.SpecFor(hedge.Armed)
 	b.ReportAllocs()
 	var d time.Duration
 	for i := 0; i < b.N; i++ {

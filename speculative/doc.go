@@ -129,71 +129,78 @@
 // costs where every replica is already the bottleneck (high utilisation,
 // demand skew, a slow phase on most nodes), because it joins a queue that
 // delays other requests and, as CQL cannot cancel, the losing attempt is
-// served anyway. So an eligible execution is armed only where the
-// client's own knowledge says a hedge has room (with
-// tailroute.WithLoadRule(true); off by default, see below), decided at Pick (see
-// above: the hedge cannot be declined later), in this order:
+// served anyway. So where the client's own knowledge says a hedge has no
+// room, the load rule defers it: the execution is armed as usual, but its
+// hedge fires after the deferred delay, DeferFactor (3) x the delay d,
+// at most MaxDelay, instead of after d.
 //
-//  1. At least 2 hosts up (too_few_hosts).
-//  2. While some host has been silent, attempts in flight and no answer,
-//     for at least the hedge delay (a stall), rules 3 and 4 and the loss
-//     record of rule 5 stand aside (the burst cap has the same lift; the
-//     budget stays): the requests a stalled host holds are what hedging
-//     is for, and the hosts a hedge goes to are idle rather than busy.
-//  3. Queueing: not while every host whose worker count W_s is known
-//     (polled, tailroute.WithServerLoad) has all its workers taken:
-//     outstanding x w + the polled queue (pending tasks) >= W_s. A hedge
-//     would only wait. Without a known W_s this test is off: the client
-//     cannot tell a queue from work in service.
-//  4. Target wait: not while the host a hedge would go to is expected to
-//     take longer than the first attempt will have waited when the hedge
-//     fires (the delay d, the p95 of recent latencies). Such a host is
-//     itself in the tail: its queue, not the first attempt, decides when
-//     a hedge there answers, and the hedge only lengthens that queue. The
-//     hedge goes to the second-ranked replica of its key, which ranks, on
-//     average, in the middle of the hosts, so its expected response time
-//     is the median host's C3 estimate R_s - 1/mu_s + qeff_s/mu_s (the
-//     score's inputs without the cube; the client's own outstanding
-//     requests count only where W_s is known). In a calm cluster, one
-//     node slow or paused, the others answer well within d and the hedge
-//     goes; when most hosts queue, their expected response times pass d.
-//  5. Burst cap (burst), then the budget (budget), shrunk while hedges
-//     mostly lose (losing): over the last DefaultOutcomeWindow (2s), with
-//     at least 10 hedges decided, a win share below one third scales the
-//     budget fraction by share x 3 (at least 0.1 of it, so a few hedges
-//     keep the record alive and it can recover). A hedge that loses was
-//     pure extra load, and one fired where hedges lose two times in three
-//     mostly is. Hedges fired at p95 in a calm cluster win about as often
-//     as they lose (the first attempt is just past p95); a threshold at
-//     one half would shrink the budget there and starve the reserve that
-//     stalls need, since a stall cannot be seen at Pick until the host
-//     has been silent for d.
+// Deferring, not refusing, because the decision has to be made at Pick
+// (see above: the hedge cannot be declined later), before anything is
+// known about the execution's fate. A request that a node's pause or
+// stall will catch looks, at Pick, like every other; refusing it its hedge
+// leaves it to wait out the pause, while a deferred hedge still reaches it
+// (a 160 ms pause then costs about 3d rather than 160 ms). Under load the
+// deferred delay is past the tail that queueing alone makes, so few
+// deferred hedges fire, and those that do are for requests stuck far
+// beyond what the load explains. On by default
+// (tailroute.WithLoadRule(false) turns it off); an armed execution's
+// hedge is deferred, in this order:
+//
+//  1. Never while some host has been silent, attempts in flight and no
+//     answer, for at least the delay d (a stall; the burst cap has the
+//     same lift): the requests a stalled host holds are what hedging is
+//     for, and the hosts a hedge goes to are idle rather than busy.
+//  2. Queueing: while every host whose worker count W_s is known (polled,
+//     tailroute.WithServerLoad) has all its workers taken: outstanding x
+//     w + the polled queue (pending tasks) >= W_s. A hedge would only
+//     wait. Without a known W_s this test is off: the client cannot tell a
+//     queue from work in service.
+//  3. Target wait (target_slow): while the host a hedge would go to is
+//     expected to take longer than d. Such a host is itself in the tail:
+//     its queue, not the first attempt, decides when a hedge there
+//     answers, and the hedge only lengthens that queue. The hedge goes to
+//     the second-ranked replica of its key, which ranks, on average, in
+//     the middle of the hosts, so its expected response time is the
+//     median host's C3 estimate R_s - 1/mu_s + qeff_s/mu_s (the score's
+//     inputs without the cube; the client's own outstanding requests
+//     count only where W_s is known). In a calm cluster, one node slow or
+//     paused, the others answer well within d; when most hosts queue,
+//     their expected response times pass d.
+//  4. Losing: while hedges fired at d mostly lose: over the last
+//     DefaultOutcomeWindow (2s), with at least 10 decided, fewer than one
+//     in three won. A hedge that loses was pure extra load. Hedges fired
+//     at p95 in a calm cluster win about as often as they lose (the first
+//     attempt is just past p95), so the threshold is below one half. Only
+//     hedges fired at d are on record: while hedges are deferred the
+//     record empties, and after 2s hedges fire at d again and are judged
+//     afresh.
+//
+// The burst cap (burst) and the budget (budget) come first: they refuse
+// to arm an execution at all, deferred or not.
 //
 // The rule's inputs come from the source: a LoadSource (our policy of
 // either driver: WithSource(p)) reports the hosts' load (HedgeRoom) and
 // silence; the hedger reads them at most once per 5ms, not per request.
-// With any other source (the built-in Recorder, another policy) rules 2-4
-// and the loss record are off, as there is nothing to read them from, and
-// the Hedger arms on the budget and the burst cap alone. The rule is off by
-// default, and then the Hedger arms on the budget and the burst cap alone
-// too; tailroute.WithLoadRule(true) turns it on. It stays opt-in until it is
-// measured level with or better than hedging without it, pooled over many
-// seeds (docs/experiments/hedging-load-aware.md). Stats.TargetWait and BudgetScale show its inputs in
-// force.
+// With any other source (the built-in Recorder, another policy) the rule
+// is off, as there is nothing to read it from, and every hedge fires at
+// d. Stats.TargetWait and DeferredDelay show its inputs in force.
 //
 // # Metrics
 //
 // Stats: Executions, Eligible, Armed, Hedges (fired), Won (the hedge's
 // attempt was the execution's first success), Lost (an earlier attempt
 // succeeded first), InFlight (hedges whose attempt has not ended),
-// the suppressions by reason (BudgetDenied, Losing, BurstDenied, Queueing,
-// TargetSlow, TooFewHosts; Stats.Suppressed lists them with their names),
-// BurstLifted, NoTarget, Unreserved, and the delay, quantile, load-rule
-// inputs and budget window in force; Stats.ExtraPct is the hedges as a
-// percentage of the executions. speculative/promstats exports them to
-// Prometheus (tailroute_hedge_*; counters end in _total, suppressions as
-// tailroute_hedge_suppressed_total{reason}, reason one of budget, losing,
-// burst, queueing, target_slow, too_few_hosts).
+// the executions not armed by reason (BudgetDenied, BurstDenied,
+// TooFewHosts; Stats.Suppressed lists them with their names), the armed
+// executions the load rule deferred by reason (Queueing, TargetSlow,
+// Losing; Stats.Deferred), BurstLifted, NoTarget, Unreserved, and the
+// delay, deferred delay, quantile, load-rule input and budget window in
+// force; Stats.ExtraPct is the hedges as a percentage of the executions.
+// speculative/promstats exports them to Prometheus (tailroute_hedge_*;
+// counters end in _total; tailroute_hedge_suppressed_total{reason}, reason
+// one of budget, burst, too_few_hosts, and
+// tailroute_hedge_deferred_total{reason}, reason one of queueing,
+// target_slow, losing).
 //
 // # A fast error against a slow success
 //
@@ -223,9 +230,9 @@
 // slow node, moderate load. At high utilisation it costs: hedges fire
 // exactly when nodes are slow, and the second replica has no spare
 // capacity for them (the losing attempt is cancelled in the client only;
-// the server still serves it). The load rule (opt-in, WithLoadRule(true))
-// stands hedging down there when the Hedger follows our policy; otherwise
-// only the budget and the burst cap bound it. The budget window is 10s rather than
+// the server still serves it). The load rule defers hedges there when the
+// Hedger follows our policy (WithSource(p)); otherwise only the budget and
+// the burst cap bound it. The budget window is 10s rather than
 // shorter because a short window also cuts the reserve that stalls need.
 // Enable hedging for latency-critical reads; docs/experiments/
 // hedging-load-aware.md has the figures per scenario.

@@ -55,18 +55,19 @@ func setSpec(q gocql.ExecutableQuery, sp gocql.SpeculativeExecutionPolicy) bool 
 //   - leaves non-idempotent queries and queries whose context carries
 //     Disable untouched (no hedge for the former: gocql's rule);
 //   - for every other *gocql.Query / *gocql.Batch, sets the query's
-//     SpeculativeExecutionPolicy: one extra attempt after Hedger.Delay()
-//     when at least 2 hosts are up, the load rule (see the package doc)
-//     and the burst cap (WithBurstCap) allow it and a budget token could
-//     be reserved, otherwise none. gocql v1.7.0
+//     SpeculativeExecutionPolicy: one extra attempt, when at least 2 hosts
+//     are up, the burst cap (WithBurstCap) allows it and a budget token
+//     could be reserved, otherwise none; the attempt comes after
+//     Hedger.Delay(), or after the deferred delay where the load rule
+//     defers it (see the package doc). gocql v1.7.0
 //     has no cluster-wide speculative setting; doing it here is what makes
 //     one Wire call hedge every query.
 func (p *Policy) Pick(qry gocql.ExecutableQuery) gocql.NextHost {
 	eligible := qry != nil && qry.IsIdempotent() && !hedge.Disabled(qry.Context())
-	switch p.h.core.Admit(eligible, eligible && settable(qry), p.up.N()) {
-	case hedge.Armed:
-		setSpec(qry, p.h.core.Spec())
-		st := p.pl.NewExec(qry)
+	switch d := p.h.core.Admit(eligible, eligible && settable(qry), p.up.N()); d {
+	case hedge.Armed, hedge.Deferred:
+		setSpec(qry, p.h.core.SpecFor(d))
+		st := p.pl.NewExec(qry, d)
 		return func() gocql.SelectedHost {
 			if s := st.Next(); s != nil {
 				return s

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/gocql/gocql"
 
@@ -117,6 +118,13 @@ func specType(q any) reflect.Type {
 		return nil
 	}
 	return v.Elem().Type()
+}
+
+// specDelay returns the delay of the speculative policy Pick set on q.
+func specDelay(q *gocql.Query) time.Duration {
+	v := reflect.ValueOf(q).Elem().FieldByName("spec")
+	v = reflect.NewAt(v.Type(), unsafe.Pointer(v.UnsafeAddr())).Elem() // gocql keeps it unexported
+	return v.Interface().(*hedge.Spec).Delay()
 }
 
 var (

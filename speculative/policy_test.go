@@ -408,11 +408,11 @@ func TestConcurrentExecutions(t *testing.T) {
 	assert.Greater(t, st.Hedges, uint64(0))
 }
 
-// TestLoadRuleV1: the load rule decides at the v1 adapter's Pick: an
-// execution is not armed while every host queues (Stats.Queueing, and the
-// query gets no speculative attempt), and the hedges an armed execution
-// fires are recorded as won or lost (the loss record shrinks the budget:
-// BudgetScale).
+// TestLoadRuleV1: the load rule decides at the v1 adapter's Pick: while
+// every host queues, an execution is armed with the deferred delay
+// (Stats.Queueing); the hedges of executions armed with the delay are
+// recorded as won or lost, and once they mostly lose the next execution is
+// deferred too (Stats.Losing); those of deferred executions are not.
 func TestLoadRuleV1(t *testing.T) {
 	src := &loadSource{sat: true}
 	src.set(10*time.Millisecond, true)
@@ -423,23 +423,32 @@ func TestLoadRuleV1(t *testing.T) {
 	for _, ip := range []string{"127.0.0.1", "127.0.0.2"} {
 		p.AddHost(newHost(ip))
 	}
-	q := idem()
-	p.Pick(q)().Mark(nil)
-	assert.Equal(t, noneType, specType(q), "every host queueing: not armed")
-	assert.Equal(t, uint64(1), h.Stats().Queueing)
-
-	src.sat = false
-	clk.Advance(10 * time.Millisecond) // the next reading of the hosts' load
-	for i := 0; i < 10; i++ {
-		q := idem()
+	lose := func(q *gocql.Query) {
 		next := p.Pick(q)
-		require.Equal(t, armedType, specType(q), "execution %d armed", i)
 		first := next()
 		hedge := next()
 		first.Mark(nil) // the first attempt wins: the hedge lost
 		hedge.Mark(context.Canceled)
 	}
+	for i := 0; i < 10; i++ {
+		q := idem()
+		lose(q)
+		require.Equal(t, armedType, specType(q), "every host queueing: armed")
+		require.Equal(t, 30*time.Millisecond, specDelay(q), "deferred: 3 x the delay")
+	}
 	st := h.Stats()
+	assert.Equal(t, uint64(10), st.Queueing)
 	assert.Equal(t, uint64(10), st.Lost)
-	assert.Equal(t, 0.1, st.BudgetScale, "10 hedges lost in a row: the budget's floor share")
+
+	src.sat = false
+	clk.Advance(10 * time.Millisecond) // the next reading of the hosts' load
+	for i := 0; i < 10; i++ {
+		q := idem()
+		lose(q)
+		require.Equal(t, 10*time.Millisecond, specDelay(q), "execution %d: the deferred hedges' losses are not on record", i)
+	}
+	q := idem()
+	p.Pick(q)().Mark(nil)
+	assert.Equal(t, 30*time.Millisecond, specDelay(q), "10 hedges at the delay lost: deferred")
+	assert.Equal(t, uint64(1), h.Stats().Losing)
 }

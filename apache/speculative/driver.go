@@ -25,10 +25,16 @@ var _ gocql.SpeculativeExecutionPolicy = (*execSpec)(nil)
 type execSpec struct {
 	h        *hedge.Hedger
 	attempts atomic.Int32
+	deferred atomic.Bool // the load rule deferred the hedge (hedge.Deferred)
 }
 
-func (s *execSpec) Attempts() int        { return int(s.attempts.Load()) }
-func (s *execSpec) Delay() time.Duration { return s.h.Delay() }
+func (s *execSpec) Attempts() int { return int(s.attempts.Load()) }
+func (s *execSpec) Delay() time.Duration {
+	if s.deferred.Load() {
+		return s.h.DeferredDelay()
+	}
+	return s.h.Delay()
+}
 
 type specKey struct{}
 
@@ -72,9 +78,10 @@ func (p *Policy) Pick(qry gocql.ExecutableStatement) gocql.NextHost {
 			}
 		}
 	}
-	if p.h.core.Admit(eligible, true, p.up.N()) == hedge.Armed {
+	if d := p.h.core.Admit(eligible, true, p.up.N()); d == hedge.Armed || d == hedge.Deferred {
 		s.attempts.Store(1)
-		st := p.pl.NewExec(qry)
+		s.deferred.Store(d == hedge.Deferred)
+		st := p.pl.NewExec(qry, d)
 		return func() gocql.SelectedHost {
 			if sl := st.Next(); sl != nil {
 				return sl

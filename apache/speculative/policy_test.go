@@ -198,33 +198,39 @@ type loadSource struct {
 func (s *loadSource) MaxSilence() time.Duration        { return 0 }
 func (s *loadSource) HedgeRoom() (time.Duration, bool) { return 0, s.saturated }
 
-// TestLoadRuleV2: the load rule decides at the v2 adapter's Pick too: an
-// execution is not armed while every host queues (Stats.Queueing), and
-// the hedges an armed execution fires are recorded as won or lost (the
-// loss record shrinks the budget: BudgetScale).
+// TestLoadRuleV2: the load rule decides at the v2 adapter's Pick too: while
+// every host queues, an execution is armed with the deferred delay
+// (Stats.Queueing); the hedges of executions armed with the delay are
+// recorded as won or lost, and once they mostly lose the next execution is
+// deferred too (Stats.Losing).
 func TestLoadRuleV2(t *testing.T) {
 	src := &loadSource{fixedSource: fixedSource(10 * time.Millisecond), saturated: true}
 	clk := tracker.NewManualClock(time.Hour)
 	h, err := New(tailroute.WithSource(src), tailroute.WithBudget(1, time.Second), tailroute.WithClock(clk), tailroute.WithLoadRule(true))
 	require.NoError(t, err)
 	p := twoHosts(t, h)
-	ctx := h.Arm(context.Background(), &gocql.Query{})
-	p.Pick(&fakeQuery{ctx: ctx, idempotent: true})
-	assert.Zero(t, ctx.Value(specKey{}).(*execSpec).Attempts(), "every host queueing: not armed")
+	pick := func() *execSpec {
+		ctx := h.Arm(context.Background(), &gocql.Query{})
+		next := p.Pick(&fakeQuery{ctx: ctx, idempotent: true})
+		first := next()
+		hedge := next()
+		first.Mark(nil) // the first attempt wins: the hedge lost
+		hedge.Mark(context.Canceled)
+		return ctx.Value(specKey{}).(*execSpec)
+	}
+	s := pick()
+	assert.Equal(t, 1, s.Attempts(), "every host queueing: armed")
+	assert.Equal(t, 30*time.Millisecond, s.Delay(), "deferred: 3 x the delay")
 	assert.Equal(t, uint64(1), h.Stats().Queueing)
 
 	src.saturated = false
 	clk.Advance(10 * time.Millisecond) // the next reading of the hosts' load
 	for i := 0; i < 10; i++ {
-		ctx := h.Arm(context.Background(), &gocql.Query{})
-		next := p.Pick(&fakeQuery{ctx: ctx, idempotent: true})
-		require.Equal(t, 1, ctx.Value(specKey{}).(*execSpec).Attempts(), "execution %d armed", i)
-		first := next()
-		hedge := next()
-		first.Mark(nil) // the first attempt wins: the hedge lost
-		hedge.Mark(context.Canceled)
+		s := pick()
+		require.Equal(t, 10*time.Millisecond, s.Delay(), "execution %d: hedges at the delay", i)
 	}
-	st := h.Stats()
-	assert.Equal(t, uint64(10), st.Lost)
-	assert.Equal(t, 0.1, st.BudgetScale, "10 hedges lost in a row: the budget's floor share")
+	assert.Equal(t, uint64(11), h.Stats().Lost)
+	s = pick()
+	assert.Equal(t, 30*time.Millisecond, s.Delay(), "10 hedges at the delay lost: deferred")
+	assert.Equal(t, uint64(1), h.Stats().Losing)
 }

@@ -558,9 +558,14 @@ func TestCompareHedged(t *testing.T) {
 	if want := 100 * hedges / execs; math.Abs(hs.ExtraPct-want) > 1e-9 {
 		t.Errorf("extra_pct %v, want %v", hs.ExtraPct, want)
 	}
-	for _, r := range []string{"budget", "losing", "burst", "queueing", "target_slow", "too_few_hosts"} {
+	for _, r := range []string{"budget", "burst", "too_few_hosts"} {
 		if _, ok := hs.Suppressed[r]; !ok {
 			t.Errorf("hedge_stats.suppressed lacks %q: %v", r, hs.Suppressed)
+		}
+	}
+	for _, r := range []string{"queueing", "target_slow", "losing"} {
+		if _, ok := hs.Deferred[r]; !ok {
+			t.Errorf("hedge_stats.deferred lacks %q: %v", r, hs.Deferred)
 		}
 	}
 }

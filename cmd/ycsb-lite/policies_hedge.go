@@ -20,9 +20,9 @@ import (
 // policy of the run.
 const hedgeSuffix = "+hedge"
 
-// hedgeVariant is the "-nocap", "-cap<horizon>x<factor>" or "-load" that
+// hedgeVariant is the "-nocap", "-cap<horizon>x<factor>" or "-noload" that
 // may follow "+hedge" (e.g. tailroute+hedge-cap1sx2): the burst cap off or
-// set, or the load rule on (tailroute.WithLoadRule(true)), so that
+// set, or the load rule off (tailroute.WithLoadRule(false)), so that
 // settings can be compared side by side in one run.
 type hedgeVariant struct {
 	name string
@@ -35,8 +35,8 @@ func parseHedgeVariant(v string) (hedgeVariant, error) {
 		return hedgeVariant{}, nil
 	case v == "-nocap":
 		return hedgeVariant{name: v, opts: []tailroute.Option{tailroute.WithBurstCap(0, 1, 0)}}, nil
-	case v == "-load":
-		return hedgeVariant{name: v, opts: []tailroute.Option{tailroute.WithLoadRule(true)}}, nil
+	case v == "-noload":
+		return hedgeVariant{name: v, opts: []tailroute.Option{tailroute.WithLoadRule(false)}}, nil
 	case strings.HasPrefix(v, "-cap"):
 		hs, fs, ok := strings.Cut(strings.TrimPrefix(v, "-cap"), "x")
 		hz, err1 := time.ParseDuration(hs)
@@ -46,7 +46,7 @@ func parseHedgeVariant(v string) (hedgeVariant, error) {
 				tailroute.WithBurstCap(hz, f, tailroute.DefaultBurstFloor)}}, nil
 		}
 	}
-	return hedgeVariant{}, fmt.Errorf("policy +hedge%s: want +hedge, +hedge-nocap, +hedge-load or +hedge-cap<horizon>x<factor> (e.g. +hedge-cap200msx3)", v)
+	return hedgeVariant{}, fmt.Errorf("policy +hedge%s: want +hedge, +hedge-nocap, +hedge-noload or +hedge-cap<horizon>x<factor> (e.g. +hedge-cap200msx3)", v)
 }
 
 // options are the variant's hedger options plus, when the installed host

@@ -8,7 +8,7 @@ import (
 )
 
 func TestLookupHedgedVariants(t *testing.T) {
-	for _, name := range []string{"tailroute+hedge", "tailroute+hedge-nocap", "tailroute+hedge-load", "tailroute+hedge-cap200msx3", "datastax+hedge-cap1sx2"} {
+	for _, name := range []string{"tailroute+hedge", "tailroute+hedge-nocap", "tailroute+hedge-noload", "tailroute+hedge-cap200msx3", "datastax+hedge-cap1sx2"} {
 		spec, ok, err := lookupHedged(name)
 		require.NoError(t, err, name)
 		assert.True(t, ok)

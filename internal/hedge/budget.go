@@ -85,13 +85,9 @@ func (b *Budget) Request(nowNs int64) {
 }
 
 // TryReserve reserves one hedge token if the window has room for it.
-func (b *Budget) TryReserve(nowNs int64) bool { return b.TryReserveScaled(nowNs, 1) }
-
-// TryReserveScaled reserves one hedge token if the window has room for it
-// under scale x the budget (0 < scale <= 1).
-func (b *Budget) TryReserveScaled(nowNs int64, scale float64) bool {
+func (b *Budget) TryReserve(nowNs int64) bool {
 	e := b.epoch(nowNs)
-	allowed := scale * b.fraction * float64(sumTagged(&b.req, e))
+	allowed := b.fraction * float64(sumTagged(&b.req, e))
 	spent := sumTagged(&b.hedge, e)
 	for {
 		r := b.reserved.Load()
@@ -102,13 +98,6 @@ func (b *Budget) TryReserveScaled(nowNs int64, scale float64) bool {
 			return true
 		}
 	}
-}
-
-// Allows reports whether the whole budget has room for one more token now
-// (without reserving it).
-func (b *Budget) Allows(nowNs int64) bool {
-	e := b.epoch(nowNs)
-	return float64(sumTagged(&b.hedge, e)+uint64(max(0, b.reserved.Load()))+1) <= b.fraction*float64(sumTagged(&b.req, e))
 }
 
 // Release gives back a reservation whose hedge did not fire.

@@ -28,15 +28,18 @@ const (
 	Pass Decision = iota
 	// Deny: eligible but not armed; the adapter sets "no speculation".
 	Deny
-	// Armed: a budget token is held; the adapter sets the Hedger's Spec and
-	// returns an Exec's NextHost.
+	// Armed: a budget token is held; the adapter sets the Spec the
+	// Hedger gives for it (SpecFor) and returns an Exec's NextHost.
 	Armed
+	// Deferred: Armed, with the hedge deferred by the load rule
+	// (DeferredDelay).
+	Deferred
 )
 
 // Admit counts one execution and decides whether it is armed. eligible
 // says the query is idempotent and not opted out, settable that the
 // adapter can set its speculative execution policy, up how many hosts are
-// up. An Armed result counts the execution as armed.
+// up. An Armed or Deferred result counts the execution as armed.
 func (h *Hedger) Admit(eligible, settable bool, up int32) Decision {
 	h.executions.Add(1)
 	now := h.nowNs()
@@ -59,28 +62,24 @@ func (h *Hedger) Admit(eligible, settable bool, up int32) Decision {
 		return Pass
 	}
 	h.armed.Add(1)
+	if d := h.deferral(now); d != deferNone {
+		h.deferred[d].Add(1)
+		return Deferred
+	}
 	return Armed
 }
 
 // arm decides whether an eligible execution is armed, in this order: at
-// least 2 hosts up, the load rule, the burst cap, the budget (scaled by the
-// loss record). armOK holds a budget token.
+// least 2 hosts up, the burst cap, the budget. armOK holds a budget token.
 func (h *Hedger) arm(now int64, up int32) Reason {
 	if up < 2 {
 		return ReasonFewHosts
 	}
-	if r := h.loadDenies(now); r != armOK {
-		return r
-	}
 	if !h.burstAllows(now) {
 		return ReasonBurst
 	}
-	sc := h.scale(now)
-	if h.budget.TryReserveScaled(now, sc) {
+	if h.budget.TryReserve(now) {
 		return armOK
-	}
-	if sc < 1 && h.budget.Allows(now) {
-		return ReasonLosing
 	}
 	return ReasonBudget
 }
@@ -113,6 +112,7 @@ type Exec[H Host, S Selected[H], Q any] struct {
 	calls     int
 	permits   int  // attempts that ended with an error and may ask for the next host
 	reserved  bool // budget token held
+	deferred  bool // armed with the deferred delay: its hedge's outcome is not recorded
 	hedged    bool
 	spent     bool           // a host of it was marked nil: a pooled plan (policy.Pick) may be recycled, take a fresh one
 	settled   bool           // an attempt has succeeded
@@ -122,9 +122,10 @@ type Exec[H Host, S Selected[H], Q any] struct {
 	extra     []*Slot[H, S, Q]
 }
 
-// NewExec starts the state of an execution Admit armed.
-func (pl *Planner[H, S, Q]) NewExec(q Q) *Exec[H, S, Q] {
-	return &Exec[H, S, Q]{pl: pl, qry: q, it: pl.Pick(q), reserved: true}
+// NewExec starts the state of an execution Admit armed (d: Armed or
+// Deferred).
+func (pl *Planner[H, S, Q]) NewExec(q Q, d Decision) *Exec[H, S, Q] {
+	return &Exec[H, S, Q]{pl: pl, qry: q, it: pl.Pick(q), reserved: true, deferred: d == Deferred}
 }
 
 func sameHost[H Host](a, b H) bool {
@@ -313,10 +314,14 @@ func (s *Slot[H, S, Q]) Mark(err error) {
 		case st.hedgeSlot == nil:
 		case s == st.hedgeSlot:
 			h.won.Add(1)
-			h.outcomes.add(h.nowNs(), true)
+			if !st.deferred {
+				h.outcomes.add(h.nowNs(), true)
+			}
 		default:
 			h.lost.Add(1)
-			h.outcomes.add(h.nowNs(), false)
+			if !st.deferred {
+				h.outcomes.add(h.nowNs(), false)
+			}
 		}
 	}
 	if st.reserved && !st.hedged {

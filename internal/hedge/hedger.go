@@ -44,14 +44,15 @@ type Hedger struct {
 	lastExec, lastHedges uint64
 	effQuantile          atomic.Uint64 // math.Float64bits of 1 - exceed
 
-	spec Spec // what Spec returns
+	spec, deferSpec Spec // what SpecFor returns: the delay, the deferred delay
 
 	hostErr sync.Map // host key (the driver's *HostInfo) -> *atomic.Int64: ns since base of the host's last error
 
 	executions, eligible, armed, hedges atomic.Uint64
 	noTarget, unreserved                atomic.Uint64
 	burstLifted, won, lost              atomic.Uint64
-	suppressed                          [nReasons]atomic.Uint64 // eligible executions not armed, by Reason
+	suppressed                          [nReasons]atomic.Uint64   // eligible executions not armed, by Reason
+	deferred                            [nDeferrals]atomic.Uint64 // armed executions deferred, by Deferral
 	hedgesInFlight                      atomic.Int64
 }
 
@@ -66,6 +67,7 @@ func New(opts ...tailroute.Option) (*Hedger, error) {
 	c := set.Hedge
 	h := &Hedger{cfg: c, base: c.Clock.Now()}
 	h.spec.H = h
+	h.deferSpec = Spec{H: h, deferred: true}
 	if c.Source == nil {
 		rec, err := NewRecorder(RecorderConfig{Clock: c.Clock})
 		if err != nil {
@@ -214,10 +216,10 @@ func (h *Hedger) Stats() Stats {
 		BurstDenied:    h.suppressed[ReasonBurst].Load(),
 		BurstLifted:    h.burstLifted.Load(),
 		TooFewHosts:    h.suppressed[ReasonFewHosts].Load(),
-		Queueing:       h.suppressed[ReasonQueueing].Load(),
-		TargetSlow:     h.suppressed[ReasonTarget].Load(),
-		Losing:         h.suppressed[ReasonLosing].Load(),
-		BudgetScale:    h.scale(h.nowNs()),
+		Queueing:       h.deferred[DeferQueueing].Load(),
+		TargetSlow:     h.deferred[DeferTarget].Load(),
+		Losing:         h.deferred[DeferLosing].Load(),
+		DeferredDelay:  h.DeferredDelay(),
 		TargetWait:     time.Duration(h.room.wait.Load()),
 		NoTarget:       h.noTarget.Load(),
 		Unreserved:     h.unreserved.Load(),
@@ -230,15 +232,24 @@ func (h *Hedger) Stats() Stats {
 }
 
 // Spec is the speculative execution policy an adapter puts on an armed
-// execution: one extra attempt after the current delay. It has the method
-// set of both drivers' SpeculativeExecutionPolicy.
-type Spec struct{ H *Hedger }
+// execution: one extra attempt after the current delay, or after the
+// deferred delay for an execution the load rule deferred. It has the
+// method set of both drivers' SpeculativeExecutionPolicy.
+type Spec struct {
+	H        *Hedger
+	deferred bool
+}
 
 // Attempts returns 1: one hedge per execution.
 func (s *Spec) Attempts() int { return 1 }
 
-// Delay returns the Hedger's current delay.
-func (s *Spec) Delay() time.Duration { return s.H.Delay() }
+// Delay returns the Hedger's current delay, or its deferred delay.
+func (s *Spec) Delay() time.Duration {
+	if s.deferred {
+		return s.H.DeferredDelay()
+	}
+	return s.H.Delay()
+}
 
 var _ LatencySource = (*Recorder)(nil)
 
@@ -251,6 +262,12 @@ func (h *Hedger) Budget() *Budget { return h.budget }
 // Burst returns the burst-cap window, nil when the cap is off.
 func (h *Hedger) Burst() *Budget { return h.burst }
 
-// Spec returns the SpeculativeExecutionPolicy of an armed execution (one
-// extra attempt after the current delay), one per Hedger.
-func (h *Hedger) Spec() *Spec { return &h.spec }
+// SpecFor returns the SpeculativeExecutionPolicy of an execution Admit
+// armed with d (Armed: one extra attempt after the delay; Deferred: after
+// the deferred delay), shared by the Hedger's executions.
+func (h *Hedger) SpecFor(d Decision) *Spec {
+	if d == Deferred {
+		return &h.deferSpec
+	}
+	return &h.spec
+}

@@ -18,21 +18,17 @@ const (
 	// would not be more accurate.
 	roomInterval = 5 * time.Millisecond
 	// DefaultOutcomeWindow is the sliding window over which the hedges
-	// won and lost are counted.
+	// won and lost at the base delay are counted.
 	DefaultOutcomeWindow = 2 * time.Second
 	// minOutcomes is how many decided hedges the window needs before the
-	// budget follows their win share.
+	// record defers hedges.
 	minOutcomes = 10
-	// winTarget is the win share from which the budget is whole: below it
-	// hedges mostly lose (two of three), and the budget shrinks in
-	// proportion. Hedges fired at the p95 delay in a calm cluster win
-	// about as often as they lose (the first attempt is just past p95);
-	// a record at that level keeps the whole budget, the reserve a stall
-	// needs.
+	// winTarget is the win share under which hedges at the base delay
+	// mostly lose (two of three) and are deferred.
 	winTarget = 1.0 / 3
-	// minBudgetScale is the smallest share of the budget a losing record
-	// leaves: a few hedges keep the record alive, so it can recover.
-	minBudgetScale = 0.1
+	// DeferFactor is how much later a deferred hedge fires: at
+	// DeferFactor x the delay (at most MaxDelay).
+	DeferFactor = 3
 )
 
 // outcomes counts the hedges won and lost over a sliding window, in the
@@ -64,19 +60,11 @@ func (o *outcomes) window(nowNs int64) (won, lost uint64) {
 	return sumTagged(&o.won, e), sumTagged(&o.lost, e)
 }
 
-// budgetScale is the share of the budget the loss record leaves: 1 with
-// fewer than minOutcomes decided hedges in the window or a win share of at
-// least winTarget, else share/winTarget, at least minBudgetScale.
-func budgetScale(won, lost uint64) float64 {
+// losing reports whether a record of won and lost hedges says hedges
+// mostly lose: at least minOutcomes decided, under winTarget of them won.
+func losing(won, lost uint64) bool {
 	n := won + lost
-	if n < minOutcomes {
-		return 1
-	}
-	share := float64(won) / float64(n)
-	if share >= winTarget {
-		return 1
-	}
-	return max(minBudgetScale, share/winTarget)
+	return n >= minOutcomes && float64(won) < winTarget*float64(n)
 }
 
 // room is the Hedger's latest reading of the hosts' load.
@@ -109,43 +97,47 @@ type Reason int
 const (
 	armOK          Reason = iota
 	ReasonFewHosts        // fewer than 2 hosts up
-	ReasonQueueing        // load rule: every host with a known W_s has all its workers taken
-	ReasonTarget          // load rule: the hedge's host is expected to take longer than the first attempt has already waited (the delay)
 	ReasonBurst           // burst cap
-	ReasonLosing          // the budget, shrunk because hedges mostly lose, is spent (the whole one is not)
 	ReasonBudget          // the long-run budget is spent
 	nReasons
 )
 
-// loadDenies applies the load rule to an eligible execution; armOK when
-// the rule lets it through.
-func (h *Hedger) loadDenies(nowNs int64) Reason {
+// Deferral is why the load rule armed an execution with the deferred
+// delay (DeferFactor x the delay) instead of the delay.
+type Deferral int
+
+const (
+	deferNone     Deferral = iota
+	DeferQueueing          // every host with a known W_s has all its workers taken
+	DeferTarget            // the hedge's host is expected to take longer than the delay
+	DeferLosing            // hedges at the delay mostly lose
+	nDeferrals
+)
+
+// deferral applies the load rule to an armed execution: why its hedge is
+// deferred, deferNone when it fires at the delay.
+func (h *Hedger) deferral(nowNs int64) Deferral {
 	if h.load == nil || !h.cfg.LoadOn {
-		return armOK
+		return deferNone
 	}
 	h.readRoom(nowNs)
-	if h.room.stalled.Load() {
+	switch {
+	case h.room.stalled.Load():
 		// a stalled host: the requests it holds are what hedging is for,
 		// and the hosts a hedge goes to are idle rather than busy
-		return armOK
+		return deferNone
+	case h.room.saturated.Load():
+		return DeferQueueing
+	case h.room.wait.Load() > h.delay.Load():
+		return DeferTarget
+	case losing(h.outcomes.window(nowNs)):
+		return DeferLosing
 	}
-	if h.room.saturated.Load() {
-		return ReasonQueueing
-	}
-	if h.room.wait.Load() > h.delay.Load() {
-		return ReasonTarget
-	}
-	return armOK
+	return deferNone
 }
 
-// scale returns the budget share the loss record leaves now: 1 without a
-// LoadSource, with the rule off, or while a host is stalled. Without a
-// source that reports silence a stall cannot be told apart, and the record
-// of ordinary hedges (which lose about as often as they win) would starve
-// the budget a stall needs.
-func (h *Hedger) scale(nowNs int64) float64 {
-	if h.load == nil || !h.cfg.LoadOn || h.room.stalled.Load() {
-		return 1
-	}
-	return budgetScale(h.outcomes.window(nowNs))
+// DeferredDelay returns the delay of a deferred hedge: DeferFactor x the
+// delay, at most MaxDelay.
+func (h *Hedger) DeferredDelay() time.Duration {
+	return min(h.cfg.MaxDelay, DeferFactor*h.Delay())
 }

@@ -43,7 +43,7 @@ func loadHedger(t *testing.T, src LatencySource, opts ...tailroute.Option) (*Hed
 // (as if its first attempt answered before the delay).
 func admit(h *Hedger) Decision {
 	d := h.Admit(true, true, 3)
-	if d == Armed {
+	if d == Armed || d == Deferred {
 		h.budget.Release()
 	}
 	return d
@@ -55,24 +55,38 @@ func TestLoadRuleTargetSlow(t *testing.T) {
 	require.Equal(t, 20*time.Millisecond, h.Delay())
 
 	src.wait.Store(int64(20 * time.Millisecond))
-	assert.Equal(t, Armed, admit(h), "the hedge's host is expected to answer within the time the first attempt will have waited")
+	assert.Equal(t, Armed, admit(h), "the hedge's host is expected to answer within the delay")
 
 	src.wait.Store(int64(21 * time.Millisecond))
 	assert.Equal(t, Armed, admit(h), "the reading is reused within roomInterval")
 	clk.Advance(roomInterval)
-	assert.Equal(t, Deny, admit(h), "the hedge's host is expected to take longer than the delay")
+	assert.Equal(t, Deferred, admit(h), "the hedge's host is expected to take longer than the delay")
 	st := h.Stats()
 	assert.Equal(t, uint64(1), st.TargetSlow)
-	assert.Equal(t, uint64(2), st.Armed)
+	assert.Equal(t, uint64(3), st.Armed, "a deferred execution is armed")
 	assert.Equal(t, 21*time.Millisecond, st.TargetWait)
 	assert.Equal(t, int64(2), src.rooms.Load(), "one reading per interval")
+}
+
+// TestDeferredSpec: an execution the rule defers gets the Spec whose delay
+// is DeferFactor x the delay, at most MaxDelay; the others get the delay.
+func TestDeferredSpec(t *testing.T) {
+	src := &fakeLoad{}
+	h, _ := loadHedger(t, src)
+	assert.Equal(t, 20*time.Millisecond, h.SpecFor(Armed).Delay())
+	assert.Equal(t, 60*time.Millisecond, h.SpecFor(Deferred).Delay())
+	assert.Equal(t, 60*time.Millisecond, h.Stats().DeferredDelay)
+	assert.Equal(t, 1, h.SpecFor(Deferred).Attempts())
+
+	capped, _ := loadHedger(t, src, tailroute.WithDelayBounds(time.Millisecond, 50*time.Millisecond))
+	assert.Equal(t, 50*time.Millisecond, capped.SpecFor(Deferred).Delay(), "at most MaxDelay")
 }
 
 func TestLoadRuleQueueing(t *testing.T) {
 	src := &fakeLoad{}
 	src.saturated.Store(true)
 	h, clk := loadHedger(t, src)
-	assert.Equal(t, Deny, admit(h), "every host with a known W_s has all its workers taken")
+	assert.Equal(t, Deferred, admit(h), "every host with a known W_s has all its workers taken")
 	assert.Equal(t, uint64(1), h.Stats().Queueing)
 
 	src.saturated.Store(false)
@@ -87,56 +101,49 @@ func TestLoadRuleLiftedByStall(t *testing.T) {
 	src := &fakeLoad{}
 	src.saturated.Store(true)
 	src.wait.Store(int64(time.Second))
-	h, clk := loadHedger(t, src, tailroute.WithBudget(0.1, time.Second))
-	for i := 0; i < 100; i++ {
-		h.Admit(false, false, 3) // 100 executions
-	}
+	h, clk := loadHedger(t, src)
 	for i := 0; i < 20; i++ {
 		h.outcomes.add(h.nowNs(), false) // hedges have been losing
 	}
 	src.silence.Store(int64(20 * time.Millisecond)) // = the delay
 	clk.Advance(roomInterval)
-	// the i-th armed execution needs i <= 0.1 x (100 + i): 11 of them
-	for i := 0; i < 11; i++ {
-		assert.Equal(t, Armed, h.Admit(true, true, 3), "execution %d: stalled host, whole budget", i)
-	}
-	assert.Equal(t, Deny, h.Admit(true, true, 3))
+	assert.Equal(t, Armed, admit(h), "stalled host: the hedge fires at the delay")
 	st := h.Stats()
-	assert.Equal(t, uint64(1), st.BudgetDenied, "the whole budget, not a shrunk one, is spent")
 	assert.Zero(t, st.Queueing+st.TargetSlow+st.Losing)
 
 	src.silence.Store(int64(19 * time.Millisecond))
 	clk.Advance(roomInterval)
-	assert.Equal(t, Deny, h.Admit(true, true, 3))
+	assert.Equal(t, Deferred, admit(h))
 	assert.Equal(t, uint64(1), h.Stats().Queueing, "silent for less than the delay: no stall")
 }
 
-// TestLoadRuleOff: the rule is off by default and with WithLoadRule(false):
-// every host queueing does not stop an execution from being armed, and
-// hedges that lose do not shrink the budget.
-func TestLoadRuleOff(t *testing.T) {
-	for name, opts := range map[string][]tailroute.Option{
-		"default":  nil,
-		"explicit": {tailroute.WithLoadRule(false)},
+// TestLoadRuleOnByDefault: the rule is on without WithLoadRule; with
+// WithLoadRule(false) every host queueing or hedges losing do not defer a
+// hedge.
+func TestLoadRuleOnByDefault(t *testing.T) {
+	for name, tc := range map[string]struct {
+		opts []tailroute.Option
+		want Decision
+	}{
+		"default": {nil, Deferred},
+		"off":     {[]tailroute.Option{tailroute.WithLoadRule(false)}, Armed},
 	} {
 		t.Run(name, func(t *testing.T) {
 			src := &fakeLoad{}
 			src.saturated.Store(true)
-			h, err := New(append([]tailroute.Option{tailroute.WithSource(src), tailroute.WithClock(newFakeClock()), tailroute.WithBudget(1, time.Second), tailroute.WithBurstCap(0, 1, 0)}, opts...)...)
+			h, err := New(append([]tailroute.Option{tailroute.WithSource(src), tailroute.WithClock(newFakeClock()), tailroute.WithBudget(1, time.Second), tailroute.WithBurstCap(0, 1, 0)}, tc.opts...)...)
 			require.NoError(t, err)
-			assert.Equal(t, Armed, admit(h))
-			assert.Zero(t, h.Stats().Queueing)
 			for i := 0; i < 20; i++ {
 				h.outcomes.add(h.nowNs(), false)
 			}
-			assert.Equal(t, 1.0, h.Stats().BudgetScale, "no loss record with the rule off")
+			assert.Equal(t, tc.want, admit(h))
 		})
 	}
 }
 
 // TestLoadRuleNeedsLoadSource: with a source that reports no load (the
 // built-in Recorder, another driver's policy) the Hedger arms on the
-// budget and the burst cap alone.
+// budget and the burst cap alone, and never defers.
 func TestLoadRuleNeedsLoadSource(t *testing.T) {
 	src := &fakeSource{}
 	src.set(20*time.Millisecond, true)
@@ -145,48 +152,31 @@ func TestLoadRuleNeedsLoadSource(t *testing.T) {
 		h.outcomes.add(h.nowNs(), false)
 	}
 	assert.Equal(t, Armed, admit(h))
-	assert.Equal(t, 1.0, h.Stats().BudgetScale)
+	assert.Zero(t, h.Stats().Losing)
 	assert.Zero(t, h.Stats().TargetWait)
 }
 
-func TestBudgetScale(t *testing.T) {
-	assert.Equal(t, 1.0, budgetScale(0, 0), "no record")
-	assert.Equal(t, 1.0, budgetScale(0, minOutcomes-1), "too few decided hedges")
-	assert.Equal(t, 1.0, budgetScale(5, 5), "winning half of the time")
-	assert.Equal(t, 1.0, budgetScale(4, 8), "winning a third of the time")
-	assert.InDelta(t, 0.6, budgetScale(2, 8), 1e-9, "win share 0.2: 0.2/(1/3) of the budget")
-	assert.Equal(t, minBudgetScale, budgetScale(0, 20), "never below the floor")
+func TestLosing(t *testing.T) {
+	assert.False(t, losing(0, 0), "no record")
+	assert.False(t, losing(0, minOutcomes-1), "too few decided hedges")
+	assert.False(t, losing(5, 5), "winning half of the time")
+	assert.False(t, losing(4, 8), "winning a third of the time")
+	assert.True(t, losing(3, 7), "winning under a third of the time")
+	assert.True(t, losing(0, 20))
 }
 
-// TestLossRecordShrinksBudget: while hedges mostly lose, the budget shrinks
-// to win share x 3 of itself; the executions it then refuses count as
-// Losing, those the whole budget would refuse as BudgetDenied; the record
-// slides out of its window.
-func TestLossRecordShrinksBudget(t *testing.T) {
+// TestLossRecordDefers: while hedges at the delay mostly lose, hedges are
+// deferred (Losing); the outcomes of deferred hedges are not recorded, so
+// the record slides out of its window and hedges fire at the delay again.
+func TestLossRecordDefers(t *testing.T) {
 	src := &fakeLoad{}
-	h, clk := loadHedger(t, src, tailroute.WithBudget(0.1, 10*time.Second))
-	for i := 0; i < 100; i++ {
-		h.Admit(false, false, 3) // 100 executions
-	}
+	h, clk := loadHedger(t, src)
 	for i := 0; i < 10; i++ {
-		h.outcomes.add(h.nowNs(), i < 2) // 2 won, 8 lost: scale 0.6
+		h.outcomes.add(h.nowNs(), i < 3) // 3 won, 7 lost
 	}
-	assert.InDelta(t, 0.6, h.Stats().BudgetScale, 1e-9)
-	// the i-th armed execution needs i <= 0.6 x 0.1 x (100 + i): 6 of them
-	for i := 0; i < 6; i++ {
-		require.Equal(t, Armed, h.Admit(true, true, 3), "execution %d: within the shrunk budget", i)
-	}
-	assert.Equal(t, Deny, h.Admit(true, true, 3))
+	assert.Equal(t, Deferred, admit(h))
 	assert.Equal(t, uint64(1), h.Stats().Losing)
-	assert.Zero(t, h.Stats().BudgetDenied)
 
-	clk.Advance(DefaultOutcomeWindow) // the record slides out; the budget window (10s) still counts
-	assert.Equal(t, 1.0, h.Stats().BudgetScale)
-	// 107 executions so far, 6 tokens held: 6 + i <= 0.1 x (107 + i) for 5 more
-	for i := 0; i < 5; i++ {
-		require.Equal(t, Armed, h.Admit(true, true, 3), "execution %d: the whole budget again", i)
-	}
-	assert.Equal(t, Deny, h.Admit(true, true, 3))
-	assert.Equal(t, uint64(1), h.Stats().BudgetDenied, "the whole budget is spent: budget, not losing")
-	assert.Equal(t, uint64(1), h.Stats().Losing)
+	clk.Advance(DefaultOutcomeWindow)
+	assert.Equal(t, Armed, admit(h), "the record slid out of its window")
 }

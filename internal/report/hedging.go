@@ -19,6 +19,9 @@ type HedgeStats struct {
 	// Suppressed counts the eligible executions not armed, by reason
 	// (tailroute.Hedging.Suppressed).
 	Suppressed map[string]uint64 `json:"suppressed"`
+	// Deferred counts the armed executions whose hedge the load rule
+	// deferred, by reason (tailroute.Hedging.Deferred).
+	Deferred map[string]uint64 `json:"deferred"`
 	// ExtraPct is the hedges fired as a percentage of the executions: the
 	// extra requests hedging sent.
 	ExtraPct float64 `json:"extra_pct"`
@@ -41,9 +44,12 @@ func HedgeStatsOf(hs []tailroute.Hedging) *HedgeStats {
 		sum.TooFewHosts += h.TooFewHosts
 	}
 	out := &HedgeStats{Executions: sum.Executions, Armed: sum.Armed, Fired: sum.Hedges, Won: sum.Won, Lost: sum.Lost,
-		Suppressed: map[string]uint64{}, ExtraPct: sum.ExtraPct()}
+		Suppressed: map[string]uint64{}, Deferred: map[string]uint64{}, ExtraPct: sum.ExtraPct()}
 	for _, r := range sum.Suppressed() {
 		out.Suppressed[r.Reason] = r.N
+	}
+	for _, r := range sum.Deferred() {
+		out.Deferred[r.Reason] = r.N
 	}
 	return out
 }
@@ -55,12 +61,15 @@ func (r *Report) writeHedging(w io.Writer) error {
 		if h == nil {
 			continue
 		}
-		var sup []string
+		var sup, def []string
 		for _, s := range (tailroute.Hedging{}).Suppressed() {
 			sup = append(sup, fmt.Sprintf("%s %d", s.Reason, h.Suppressed[s.Reason]))
 		}
-		if _, err := fmt.Fprintf(w, "%s hedging: armed %d, fired %d (%.2f%% extra requests), won %d, lost %d; suppressed: %s\n",
-			res.Policy, h.Armed, h.Fired, h.ExtraPct, h.Won, h.Lost, strings.Join(sup, ", ")); err != nil {
+		for _, s := range (tailroute.Hedging{}).Deferred() {
+			def = append(def, fmt.Sprintf("%s %d", s.Reason, h.Deferred[s.Reason]))
+		}
+		if _, err := fmt.Fprintf(w, "%s hedging: armed %d, fired %d (%.2f%% extra requests), won %d, lost %d; suppressed: %s; deferred: %s\n",
+			res.Policy, h.Armed, h.Fired, h.ExtraPct, h.Won, h.Lost, strings.Join(sup, ", "), strings.Join(def, ", ")); err != nil {
 			return err
 		}
 	}

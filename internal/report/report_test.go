@@ -124,11 +124,12 @@ func TestHedgeStats(t *testing.T) {
 		{Executions: 1000, Armed: 950, Hedges: 20, Won: 15, Lost: 5, Queueing: 7, BurstDenied: 3, TooFewHosts: 1},
 	})
 	require.Equal(t, &HedgeStats{Executions: 2000, Armed: 1850, Fired: 50, Won: 25, Lost: 23, ExtraPct: 2.5,
-		Suppressed: map[string]uint64{"budget": 50, "losing": 5, "burst": 3, "queueing": 7, "target_slow": 40, "too_few_hosts": 1}}, hs)
+		Suppressed: map[string]uint64{"budget": 50, "burst": 3, "too_few_hosts": 1},
+		Deferred:   map[string]uint64{"losing": 5, "queueing": 7, "target_slow": 40}}, hs)
 	r := &Report{Results: []PolicyResult{{Policy: "tailroute"}, {Policy: "tailroute+hedge", HedgeStats: hs}}}
 	var b strings.Builder
 	require.NoError(t, r.WriteTable(&b))
-	assert.Contains(t, b.String(), "tailroute+hedge hedging: armed 1850, fired 50 (2.50% extra requests), won 25, lost 23; suppressed: budget 50, losing 5, burst 3, queueing 7, target_slow 40, too_few_hosts 1\n")
+	assert.Contains(t, b.String(), "tailroute+hedge hedging: armed 1850, fired 50 (2.50% extra requests), won 25, lost 23; suppressed: budget 50, burst 3, too_few_hosts 1; deferred: queueing 7, target_slow 40, losing 5\n")
 	assert.Equal(t, 1, strings.Count(b.String(), "hedging:"), "no line for the unhedged policy")
 }
 

@@ -61,7 +61,7 @@ type Hedge struct {
 	BurstFactor  float64
 	BurstFloor   int
 	Clock        tracker.Clock
-	LoadOn       bool // WithLoadRule(true)
+	LoadOn       bool // WithLoadRule
 }
 
 // Kind says what an option configures.

@@ -16,10 +16,10 @@ type StatsSource interface{ Stats() tailroute.Hedging }
 type Collector struct {
 	h StatsSource
 
-	executions, eligible, armed, fired, won, lost, suppressed *prometheus.Desc
-	noTarget, unreserved, lifted                              *prometheus.Desc
-	inFlight, delay, quantile, winReq, winHedges, reserved    *prometheus.Desc
-	targetWait, budgetScale                                   *prometheus.Desc
+	executions, eligible, armed, fired, won, lost, suppressed, deferred *prometheus.Desc
+	noTarget, unreserved, lifted                                        *prometheus.Desc
+	inFlight, delay, deferredDelay, quantile, winReq, winHedges         *prometheus.Desc
+	reserved, targetWait                                                *prometheus.Desc
 }
 
 // Option configures a Collector's labels (WithSession, WithLabels; the
@@ -41,33 +41,34 @@ func New(h StatsSource, opts ...Option) *Collector {
 		return prometheus.NewDesc("tailroute_hedge_"+name, help, labels, constLabels)
 	}
 	return &Collector{
-		h:           h,
-		executions:  d("executions_total", "Query executions seen by the hedging policy (Pick calls)."),
-		eligible:    d("eligible_total", "Executions that may hedge: idempotent and not opted out."),
-		armed:       d("armed_total", "Executions armed: a hedge fires if the first attempt outlives the delay."),
-		fired:       d("fired_total", "Hedges sent (extra attempts)."),
-		won:         d("won_total", "Hedges whose attempt was the execution's first success."),
-		lost:        d("lost_total", "Hedges beaten by a success of an earlier attempt."),
-		suppressed:  d("suppressed_total", "Eligible executions not armed, by reason: budget (long-run budget spent), losing (budget shrunk while hedges mostly lose), burst (burst cap), queueing and target_slow (load rule), too_few_hosts.", "reason"),
-		lifted:      d("burst_lifted_total", "Executions over the burst cap armed anyway because a host was stalled."),
-		noTarget:    d("no_target_total", "Hedges that fired but found no host left."),
-		unreserved:  d("unreserved_total", "Hedges that fired after their budget reservation was released."),
-		inFlight:    d("in_flight", "Hedges sent whose attempt has not ended."),
-		delay:       d("delay_seconds", "Current hedge delay."),
-		quantile:    d("quantile", "Latency quantile the delay follows now (raised under budget pressure)."),
-		winReq:      d("window_requests", "Executions counted in the budget window."),
-		winHedges:   d("window_hedges", "Hedges counted in the budget window."),
-		reserved:    d("reserved", "Budget reservations held by armed executions."),
-		targetWait:  d("target_wait_seconds", "Load rule: expected response time of the host a hedge would go to."),
-		budgetScale: d("budget_scale", "Share of the budget the loss record leaves (1 while hedges win at least a third of the time)."),
+		h:             h,
+		executions:    d("executions_total", "Query executions seen by the hedging policy (Pick calls)."),
+		eligible:      d("eligible_total", "Executions that may hedge: idempotent and not opted out."),
+		armed:         d("armed_total", "Executions armed: a hedge fires if the first attempt outlives the delay."),
+		fired:         d("fired_total", "Hedges sent (extra attempts)."),
+		won:           d("won_total", "Hedges whose attempt was the execution's first success."),
+		lost:          d("lost_total", "Hedges beaten by a success of an earlier attempt."),
+		suppressed:    d("suppressed_total", "Eligible executions not armed, by reason: budget (long-run budget spent), burst (burst cap), too_few_hosts.", "reason"),
+		deferred:      d("deferred_total", "Armed executions whose hedge the load rule deferred to the deferred delay, by reason: queueing, target_slow, losing.", "reason"),
+		lifted:        d("burst_lifted_total", "Executions over the burst cap armed anyway because a host was stalled."),
+		noTarget:      d("no_target_total", "Hedges that fired but found no host left."),
+		unreserved:    d("unreserved_total", "Hedges that fired after their budget reservation was released."),
+		inFlight:      d("in_flight", "Hedges sent whose attempt has not ended."),
+		delay:         d("delay_seconds", "Current hedge delay."),
+		deferredDelay: d("deferred_delay_seconds", "Current delay of a hedge the load rule deferred."),
+		quantile:      d("quantile", "Latency quantile the delay follows now (raised under budget pressure)."),
+		winReq:        d("window_requests", "Executions counted in the budget window."),
+		winHedges:     d("window_hedges", "Hedges counted in the budget window."),
+		reserved:      d("reserved", "Budget reservations held by armed executions."),
+		targetWait:    d("target_wait_seconds", "Load rule: expected response time of the host a hedge would go to."),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.executions, c.eligible, c.armed, c.fired, c.won, c.lost, c.suppressed,
-		c.noTarget, c.unreserved, c.lifted, c.inFlight, c.delay, c.quantile, c.winReq, c.winHedges, c.reserved,
-		c.targetWait, c.budgetScale} {
+		c.deferred, c.noTarget, c.unreserved, c.lifted, c.inFlight, c.delay, c.deferredDelay, c.quantile, c.winReq,
+		c.winHedges, c.reserved, c.targetWait} {
 		ch <- d
 	}
 }
@@ -88,15 +89,18 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, r := range s.Suppressed() {
 		m(c.suppressed, ct, float64(r.N), r.Reason)
 	}
+	for _, r := range s.Deferred() {
+		m(c.deferred, ct, float64(r.N), r.Reason)
+	}
 	m(c.lifted, ct, float64(s.BurstLifted))
 	m(c.noTarget, ct, float64(s.NoTarget))
 	m(c.unreserved, ct, float64(s.Unreserved))
 	m(c.inFlight, g, float64(s.InFlight))
 	m(c.delay, g, s.Delay.Seconds())
+	m(c.deferredDelay, g, s.DeferredDelay.Seconds())
 	m(c.quantile, g, s.Quantile)
 	m(c.winReq, g, float64(s.WindowRequests))
 	m(c.winHedges, g, float64(s.WindowHedges))
 	m(c.reserved, g, float64(s.Reserved))
 	m(c.targetWait, g, s.TargetWait.Seconds())
-	m(c.budgetScale, g, s.BudgetScale)
 }

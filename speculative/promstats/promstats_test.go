@@ -73,13 +73,12 @@ func TestCollector(t *testing.T) {
 	assert.Equal(t, 1.0, got["tailroute_hedge_won_total"])
 	assert.Equal(t, 0.0, got["tailroute_hedge_lost_total"])
 	assert.Equal(t, 0.0, got["tailroute_hedge_in_flight"])
-	assert.Equal(t, 0.0, got["tailroute_hedge_suppressed_total{budget}"])
-	assert.Equal(t, 0.0, got["tailroute_hedge_suppressed_total{burst}"])
-	assert.Equal(t, 0.0, got["tailroute_hedge_suppressed_total{too_few_hosts}"])
-	assert.Equal(t, 0.0, got["tailroute_hedge_suppressed_total{losing}"])
-	assert.Equal(t, 0.0, got["tailroute_hedge_suppressed_total{queueing}"])
-	assert.Equal(t, 0.0, got["tailroute_hedge_suppressed_total{target_slow}"])
-	assert.Equal(t, 1.0, got["tailroute_hedge_budget_scale"])
+	for _, k := range []string{"suppressed_total{budget}", "suppressed_total{burst}", "suppressed_total{too_few_hosts}",
+		"deferred_total{queueing}", "deferred_total{target_slow}", "deferred_total{losing}"} {
+		require.Contains(t, got, "tailroute_hedge_"+k)
+		assert.Zero(t, got["tailroute_hedge_"+k], k)
+	}
+	assert.Equal(t, 0.015, got["tailroute_hedge_deferred_delay_seconds"], "3 x the delay")
 	assert.Equal(t, 0.005, got["tailroute_hedge_delay_seconds"])
 	assert.Equal(t, 0.95, got["tailroute_hedge_quantile"])
 	assert.Equal(t, 0.0, got["tailroute_hedge_burst_lifted_total"])
