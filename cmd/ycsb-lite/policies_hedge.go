@@ -20,10 +20,12 @@ import (
 // policy of the run.
 const hedgeSuffix = "+hedge"
 
-// hedgeVariant is the "-nocap", "-cap<horizon>x<factor>" or "-noload" that
-// may follow "+hedge" (e.g. tailroute+hedge-cap1sx2): the burst cap off or
-// set, or the load rule off (tailroute.WithLoadRule(false)), so that
-// settings can be compared side by side in one run.
+// hedgeVariant is the "-nocap", "-cap<horizon>x<factor>", "-noload" or
+// "-nofire" that may follow "+hedge" (e.g. tailroute+hedge-cap1sx2): the
+// burst cap off or set, the load rule off (tailroute.WithLoadRule(false)),
+// or executions armed as usual whose hedges never fire (a delay of an
+// hour: what arming alone, the driver's speculative executor included,
+// costs), so that settings can be compared side by side in one run.
 type hedgeVariant struct {
 	name string
 	opts []tailroute.Option
@@ -35,6 +37,8 @@ func parseHedgeVariant(v string) (hedgeVariant, error) {
 		return hedgeVariant{}, nil
 	case v == "-nocap":
 		return hedgeVariant{name: v, opts: []tailroute.Option{tailroute.WithBurstCap(0, 1, 0)}}, nil
+	case v == "-nofire":
+		return hedgeVariant{name: v, opts: []tailroute.Option{tailroute.WithDelayBounds(time.Hour, time.Hour)}}, nil
 	case v == "-noload":
 		return hedgeVariant{name: v, opts: []tailroute.Option{tailroute.WithLoadRule(false)}}, nil
 	case strings.HasPrefix(v, "-cap"):
@@ -46,7 +50,7 @@ func parseHedgeVariant(v string) (hedgeVariant, error) {
 				tailroute.WithBurstCap(hz, f, tailroute.DefaultBurstFloor)}}, nil
 		}
 	}
-	return hedgeVariant{}, fmt.Errorf("policy +hedge%s: want +hedge, +hedge-nocap, +hedge-noload or +hedge-cap<horizon>x<factor> (e.g. +hedge-cap200msx3)", v)
+	return hedgeVariant{}, fmt.Errorf("policy +hedge%s: want +hedge, +hedge-nocap, +hedge-noload, +hedge-nofire or +hedge-cap<horizon>x<factor> (e.g. +hedge-cap200msx3)", v)
 }
 
 // options are the variant's hedger options plus, when the installed host
