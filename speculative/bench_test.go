@@ -132,14 +132,13 @@ func loadRig(b *testing.B, sat bool) gocql.HostSelectionPolicy {
 	return p
 }
 
-// BenchmarkPickLoadRule: an eligible query the load rule lets through
-// (armed; its first attempt wins), and one it suppresses (every host
-// queueing).
+// BenchmarkPickLoadRule: an eligible query armed with the delay (its first
+// attempt wins), and one the load rule defers (every host queueing).
 func BenchmarkPickLoadRule(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		sat  bool
-	}{{"armed", false}, {"suppressed", true}} {
+	}{{"armed", false}, {"deferred", true}} {
 		b.Run(c.name, func(b *testing.B) {
 			p := loadRig(b, c.sat)
 			q := idem()
