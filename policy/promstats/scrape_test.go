@@ -117,20 +117,22 @@ tailroute_server_load_polls_per_second{session="b"} 0
 # TYPE tailroute_server_load_poll_interval_seconds gauge
 tailroute_server_load_poll_interval_seconds{session="a"} 0.4
 tailroute_server_load_poll_interval_seconds{session="b"} 0
-# HELP tailroute_hedge_suppressed_total Eligible executions not armed, by reason: budget (long-run budget spent), losing (budget shrunk while hedges mostly lose), burst (burst cap), queueing and target_slow (load rule), too_few_hosts.
+# HELP tailroute_hedge_suppressed_total Eligible executions not armed, by reason: budget (long-run budget spent), burst (burst cap), too_few_hosts.
 # TYPE tailroute_hedge_suppressed_total counter
 tailroute_hedge_suppressed_total{reason="budget",session="a"} 4
 tailroute_hedge_suppressed_total{reason="burst",session="a"} 0
-tailroute_hedge_suppressed_total{reason="losing",session="a"} 0
-tailroute_hedge_suppressed_total{reason="queueing",session="a"} 0
-tailroute_hedge_suppressed_total{reason="target_slow",session="a"} 0
 tailroute_hedge_suppressed_total{reason="too_few_hosts",session="a"} 0
 tailroute_hedge_suppressed_total{reason="budget",session="b"} 0
 tailroute_hedge_suppressed_total{reason="burst",session="b"} 0
-tailroute_hedge_suppressed_total{reason="losing",session="b"} 0
-tailroute_hedge_suppressed_total{reason="queueing",session="b"} 0
-tailroute_hedge_suppressed_total{reason="target_slow",session="b"} 0
 tailroute_hedge_suppressed_total{reason="too_few_hosts",session="b"} 0
+# HELP tailroute_hedge_deferred_total Armed executions whose hedge the load rule deferred to the deferred delay, by reason: queueing, target_slow, losing.
+# TYPE tailroute_hedge_deferred_total counter
+tailroute_hedge_deferred_total{reason="losing",session="a"} 0
+tailroute_hedge_deferred_total{reason="queueing",session="a"} 0
+tailroute_hedge_deferred_total{reason="target_slow",session="a"} 0
+tailroute_hedge_deferred_total{reason="losing",session="b"} 0
+tailroute_hedge_deferred_total{reason="queueing",session="b"} 0
+tailroute_hedge_deferred_total{reason="target_slow",session="b"} 0
 # HELP tailroute_hedge_delay_seconds Current hedge delay.
 # TYPE tailroute_hedge_delay_seconds gauge
 tailroute_hedge_delay_seconds{session="a"} 0.012
@@ -141,7 +143,7 @@ tailroute_hedge_delay_seconds{session="b"} 0
 		"tailroute_host_stalled", "tailroute_host_score_seconds", "tailroute_host_server_service_time_seconds",
 		"tailroute_host_latency_seconds", "tailroute_server_load_polls_total", "tailroute_server_load_concurrency_weight",
 		"tailroute_server_load_polls_per_second", "tailroute_server_load_poll_interval_seconds",
-		"tailroute_hedge_suppressed_total", "tailroute_hedge_delay_seconds"))
+		"tailroute_hedge_suppressed_total", "tailroute_hedge_deferred_total", "tailroute_hedge_delay_seconds"))
 
 	// Every family: help text, a type that fits its name, a unit in the
 	// name where it has one, and both sessions.
