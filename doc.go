@@ -116,15 +116,30 @@
 // serves several times slower than another that trade is a loss: with
 // W_s = 1 and two requests in flight a 4 ms replica scores (27+2) x 4 ms,
 // behind an idle 20 ms one at (1+2) x 20 ms, though the request it would
-// take waits about 3 x 4 ms there. With polled service times (Server
-// load), a replica whose polled 1/mu_s is at least 3 times another
-// eligible replica's is not ranked first while its expected response time
-// (R_s - 1/mu_s + qeff_s/mu_s + k/mu_s, the score without the cube) is over
-// 1.5 times that replica's: the one with the least expected response time
-// goes first. As the fast replica's queue grows its expected response
-// passes that bound and the score's order stands again. The client's own
-// latencies cannot make this call: a slow replica's R_s rests on the few
-// requests the client sends it.
+// take waits about 3 x 4 ms there. With server-load polling on (Server
+// load), a replica whose service time is at least 3 times another eligible
+// replica's is not ranked first while its expected response time
+// (R_s - 1/mu_s + qeff_s/mu_s + k/mu_s, the score without the cube, with
+// R_s and 1/mu_s raised to that service time) is over 1.5 times that
+// replica's: the one with the least expected response time goes first. As
+// the fast replica's queue grows its expected response passes that bound
+// and the score's order stands again. The service time of the replica
+// ranked first is its polled 1/mu_s or, if higher, its R_s as the client
+// measured it (before the idle forgetting of tracker.Config.ForgetAfter)
+// but at most 1.5 times the median of the client's latencies there; that
+// of the other replica is its polled 1/mu_s (without one, its R_s), at
+// least that median (medians over the latency window, from 3 samples on).
+// No one estimate makes this call alone. The polled 1/mu_s of a replica
+// the clients seldom use rests on a few busy instants (active_tasks is an
+// instant count) and reads anywhere from a fifth to twice the true mean,
+// and for the first polls of a session there is none. A slow replica's
+// R_s rests on the few requests the client sends it and, once it has been
+// avoided for ForgetAfter, is pulled toward the other hosts' mean. A
+// stop-the-world pause lifts both, R_s with its late answers and the
+// polled 1/mu_s with workers busy and nothing completed, while a few late
+// answers leave the median where it was; 1.5 times the median is about the
+// mean of an exponential service time (1/ln 2 = 1.44 times its median).
+// Without polling the score alone decides.
 //
 // The concurrency weight. w is the number of clients in the paper
 // (default 1: this process is the only client). With polled server load
@@ -297,7 +312,8 @@
 // at the node would send fewer there). Active counts are instants: at a
 // replica that serves a few requests a second the polled 1/mu_s rests on
 // few busy instants and spreads widely around the true mean, so the
-// known-slow rule acts only where the estimates stand 3 times apart.
+// known-slow rule also reads the client's own latencies (see Known-slow
+// replicas).
 //
 // # Signals
 //

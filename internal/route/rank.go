@@ -85,9 +85,8 @@ func (st *queryState[H, S]) rankC3(c []core.Candidate) {
 		h := t.hosts[c[k].Host].h
 		v := h.View(now)
 		c[k].Score = p.score(v, now)
-		known[k] = knownService{host: c[k].Host, svc: v.ServerServiceTime}
-		if v.ServerServiceTime > 0 {
-			known[k].expect = p.expectedResponse(v, now)
+		if p.polled {
+			known[k] = knownOf(c[k].Host, v, p.expectedResponse(v, now))
 		}
 		c[k].InFlight = v.Outstanding()
 		c[k].Busy = v.Busy(busyN, cfg.BusyNoResponse)
@@ -99,7 +98,9 @@ func (st *queryState[H, S]) rankC3(c []core.Candidate) {
 	}
 	probe := st.demote(c, now)
 	eligible := core.OrderByScore(c, &st.rnd, cfg.Jitter)
-	knownSlowBehind(c, eligible, known[:len(c)])
+	if p.polled {
+		st.knownSlowBehind(c, eligible, known[:len(c)], now)
+	}
 	if probe >= 0 && core.PromoteHost(c, probe) ||
 		cfg.ProbeP > 0 && st.rnd.Float() < cfg.ProbeP && core.PromoteStale(c, len(c)) {
 		p.probes.Add(1)
@@ -213,37 +214,78 @@ func (p *Router[H, S]) scoreWeights(v track.View, now time.Duration) (w, workers
 func drainSilence(w float64) float64 { return min(1, max(0.5, w/2)) }
 
 // knownService is what the known-slow rule reads of a candidate: its
-// polled 1/mu_s (0: none) and expected response time.
+// polled 1/mu_s (0: none), its service time as the faster replica (the
+// polled 1/mu_s, else R_s; 0: neither), its measured R_s and its expected
+// response time (expectedResponse).
 type knownService struct {
-	host        int32
-	svc, expect float64
+	host                   int32
+	polled, fast, measured float64
+	expect                 float64
+}
+
+func knownOf(host int32, v track.View, expect float64) knownService {
+	k := knownService{host: host, polled: v.ServerServiceTime, fast: v.ServerServiceTime, measured: v.MeasuredResponseTime, expect: expect}
+	if k.fast <= 0 && v.HasSamples {
+		k.fast = v.ResponseTime
+	}
+	return k
 }
 
 // The known-slow rule's ratios (package tailroute, "Known-slow replicas"):
-// of the polled service times, and of the expected response times.
+// of the service times, of the expected response times, and of the
+// client's mean latency to its median; and the samples a median needs.
 const (
 	slowServiceRatio = 3.0
 	slowExpectRatio  = 1.5
+	slowMedianRatio  = 1.5
+	slowMedianMin    = 3
 )
 
-// knownSlowBehind applies the known-slow rule to the ordered candidates:
-// when the first eligible one has a polled 1/mu_s at least slowServiceRatio
-// times that of another eligible replica whose expected response time
-// (expectedResponse) is under 1/slowExpectRatio of its own, the replica
-// with the least expected response time among those goes first.
-func knownSlowBehind(c []core.Candidate, eligible int, known []knownService) {
+// knownSlowBehind applies the known-slow rule (package tailroute,
+// "Known-slow replicas") to the ordered candidates: it moves one of them
+// ahead of the first, or none. The medians are read only once the cheaper
+// bounds leave the rule in play.
+func (st *queryState[H, S]) knownSlowBehind(c []core.Candidate, eligible int, known []knownService, now time.Duration) {
 	if eligible < 2 {
 		return
 	}
-	first := lookupKnown(known, c[0].Host)
-	if first.svc <= 0 {
+	fastest := 0.0
+	for k := 1; k < eligible; k++ {
+		if o := lookupKnown(known, c[k].Host); o.fast > 0 && (fastest == 0 || o.fast < fastest) {
+			fastest = o.fast
+		}
+	}
+	if fastest <= 0 {
 		return
+	}
+	first := lookupKnown(known, c[0].Host)
+	h := st.tbl.hosts[c[0].Host].h
+	svc := first.polled
+	if first.measured > svc && first.measured >= slowServiceRatio*fastest {
+		if med, n := h.LatencyMedian(now); n >= slowMedianMin {
+			svc = max(svc, min(first.measured, slowMedianRatio*float64(med)))
+		}
+	}
+	if svc < slowServiceRatio*fastest {
+		return
+	}
+	expect := first.expect
+	if v := h.View(now); svc > v.ServiceTime {
+		v.ResponseTime, v.ServiceTime = max(v.ResponseTime, svc), svc
+		expect = st.r.expectedResponse(v, now)
 	}
 	best := -1
 	var bestExpect float64
 	for k := 1; k < eligible; k++ {
 		o := lookupKnown(known, c[k].Host)
-		if o.svc <= 0 || first.svc < slowServiceRatio*o.svc || first.expect <= slowExpectRatio*o.expect {
+		if o.fast <= 0 || o.expect <= 0 || expect <= slowExpectRatio*o.expect {
+			continue
+		}
+		fast := o.fast
+		if med, n := st.tbl.hosts[c[k].Host].h.LatencyMedian(now); n >= slowMedianMin {
+			fast = max(fast, float64(med))
+		}
+		if svc < slowServiceRatio*fast {
 			continue
 		}
 		if best < 0 || o.expect < bestExpect {

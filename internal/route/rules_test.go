@@ -166,10 +166,11 @@ func firstWithInFlight(p *Router[*testHost, any], inFlight int) string {
 // flight still ranks before an idle host 5x slower; with the paper's
 // single queue (W_s = 1, the default) and score one request in flight
 // already loses (with the tail term, two); a queue far beyond W_s still
-// repels.
+// repels. (Without polling: the known-slow rule, which acts only with it,
+// has a test of its own.)
 func TestC3WorkersLetFastHostKeepRequests(t *testing.T) {
 	setup := func(opts ...tailroute.Option) (*Router[*testHost, any], *track.Tracker) {
-		return fastAndSlow(t, opts...)
+		return fastAndSlow(t, append([]tailroute.Option{tailroute.WithServerLoad(false)}, opts...)...)
 	}
 	first := firstWithInFlight
 	p, _ := setup(tailroute.WithTailTerm(0))
@@ -194,16 +195,26 @@ func TestC3WorkersLetFastHostKeepRequests(t *testing.T) {
 	assert.Equal(t, "h1", first(p, 60), "polled W_s = 32: 60 ahead is a queue")
 }
 
-// TestKnownSlowReplicaBehind: where the polls show a replica serving at
-// least 3x slower than another, the cube no longer sends requests to it
-// while the fast replica's expected response time is under two thirds of
-// its own; past that the score's order stands, and without polled service
-// times (or at a smaller ratio) the score alone decides.
+// TestKnownSlowReplicaBehind: with polling on, where a replica serves at
+// least 3x slower than another (its polled 1/mu_s, or the client's own
+// latencies there), the cube no longer sends requests to it while the fast
+// replica's expected response time is under two thirds of its own; past
+// that the score's order stands, and without polling (or at a smaller
+// ratio) the score alone decides.
 func TestKnownSlowReplicaBehind(t *testing.T) {
 	setup := func() (*Router[*testHost, any], *track.Tracker) { return fastAndSlow(t) }
 	first := firstWithInFlight
-	p, _ := setup()
-	assert.Equal(t, "h1", first(p, 2), "no polled service times: (27+2) x 4ms behind (1+2) x 20ms")
+	p, _ := fastAndSlow(t, tailroute.WithServerLoad(false))
+	assert.Equal(t, "h1", first(p, 2), "no polling: (27+2) x 4ms behind (1+2) x 20ms")
+
+	for n := 0; n <= 5; n++ {
+		// no polled service times yet: R_s and median 20ms against 4ms (a
+		// fresh router each time: a plan marks every host it names)
+		p, _ = setup()
+		assert.Equal(t, "h0", first(p, n), "measured 4ms vs 20ms, %d in flight", n)
+	}
+	p, _ = setup()
+	assert.Equal(t, "h1", first(p, 8), "measured: 9 x 4ms + 8ms is over 60ms / 1.5: the score's order")
 
 	p, tr := setup()
 	tr.Host("h0").ServerLoad(tr.Now(), 0, 4*time.Millisecond, time.Second)
@@ -218,6 +229,28 @@ func TestKnownSlowReplicaBehind(t *testing.T) {
 	tr.Host("h0").ServerLoad(tr.Now(), 0, 8*time.Millisecond, time.Second)
 	tr.Host("h1").ServerLoad(tr.Now(), 0, 20*time.Millisecond, time.Second)
 	assert.Equal(t, "h1", first(p, 2), "polled 8ms vs 20ms: under 3x, the score decides")
+}
+
+// TestKnownSlowNotAfterPause: a replica as fast as the other whose R_s a
+// pause's late answers have lifted (here to about 5x) is not known-slow:
+// the client's median latency there, 4ms, caps its service time at 1.5 x
+// 4ms, and the score decides.
+func TestKnownSlowNotAfterPause(t *testing.T) {
+	p, _, _ := testRouter(t, 2, tailroute.WithRateControl(false), tailroute.WithProbe(0, time.Second), tailroute.WithJitter(0))
+	tr := p.Tracker()
+	for i := 0; i < 50; i++ {
+		tr.Host("h0").Observe(tr.Now(), 4*time.Millisecond, track.Success)
+		tr.Host("h1").Observe(tr.Now(), 4*time.Millisecond, track.Success)
+	}
+	h1 := tr.Host("h1")
+	for h1.View(tr.Now()).MeasuredResponseTime < float64(18*time.Millisecond) {
+		h1.Observe(tr.Now(), 150*time.Millisecond, track.Success) // answers held up by a pause
+	}
+	r := time.Duration(h1.View(tr.Now()).MeasuredResponseTime)
+	require.Less(t, r, 38*time.Millisecond, "R_s %v: idle h1 scores (1+2) x R_s under h0's (27+2) x 4ms", r)
+	med, _ := h1.LatencyMedian(tr.Now())
+	require.Less(t, med, 5*time.Millisecond)
+	assert.Equal(t, "h1", firstWithInFlight(p, 2), "R_s %v but median %v: not known-slow", r, med)
 }
 
 func TestP2CPicksLessLoaded(t *testing.T) {
@@ -296,9 +329,11 @@ func TestBackpressureBounded(t *testing.T) {
 // idle host 5x slower while its silence is within drainSilence(w) x R_s (w =
 // 1: half of R_s); once it has owed responses for 3 x R_s (a pause, not yet
 // a stall) its W_s is scaled by that over the silence and the idle host
-// ranks first. (The paper's score: the tail term has tests of its own.)
+// ranks first. (The paper's score: the tail term has tests of its own;
+// without polling, as the known-slow rule has.)
 func TestC3WorkersNeedAnswers(t *testing.T) {
-	p, _, clk := testRouter(t, 2, tailroute.WithRateControl(false), tailroute.WithProbe(0, time.Second), tailroute.WithJitter(0), tailroute.WithTailTerm(0))
+	p, _, clk := testRouter(t, 2, tailroute.WithRateControl(false), tailroute.WithProbe(0, time.Second), tailroute.WithJitter(0), tailroute.WithTailTerm(0),
+		tailroute.WithServerLoad(false))
 	tr := p.Tracker()
 	for i := 0; i < 50; i++ {
 		tr.Host("h0").Observe(tr.Now(), 4*time.Millisecond, track.Success)
