@@ -97,7 +97,8 @@ func hexID(b []byte) string {
 }
 
 // run binds and executes a plan: data requests go through the node's queue,
-// everything else is answered at once.
+// system_views queries (the node's live load) are answered once a pause is
+// over, as a stopped JVM answers nothing, and everything else at once.
 func (c *conn) run(version uint8, stream int16, p *plan, opts *message.QueryOptions, sessionKS string) {
 	if len(opts.NamedValues) > 0 {
 		c.sendMsg(version, stream, &message.Invalid{ErrorMessage: "sim: named values are not supported, bind positionally"}, nil)
@@ -112,6 +113,10 @@ func (c *conn) run(version uint8, stream int16, p *plan, opts *message.QueryOpti
 		pageSize: opts.PageSize, pagingState: opts.PagingState}
 	if p.isData() {
 		c.n.route(&request{c: c, stream: stream, version: version, bound: b})
+		return
+	}
+	if p.sys != nil && p.sys.ks == "system_views" {
+		c.n.afterPause(func() { c.sendMsg(version, stream, c.execControl(b), nil) })
 		return
 	}
 	c.sendMsg(version, stream, c.execControl(b), nil)

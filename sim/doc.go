@@ -152,7 +152,9 @@
 // independently serves at mu or mu/D), periodic and one-off stop-the-world
 // pauses (Node.Pause) and injected errors (overloaded and unavailable are
 // answered at once, read_timeout after service). System and schema queries
-// are answered immediately. Workers time service on a virtual clock so the
+// are answered immediately, except system_views during a pause: a stopped
+// JVM reports no load either, so a thread_pools poll waits for the pause's
+// end. Workers time service on a virtual clock so the
 // ~1 ms timer granularity of Linux never lowers a node's rate. Stats gives
 // served/error totals, queue length, in-flight count and requests served
 // per 100 ms window; Oracle gives the instantaneous queue length and mean

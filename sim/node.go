@@ -126,7 +126,9 @@ func (n *Node) SetModel(m ServiceModel) error {
 }
 
 // Pause starts one stop-the-world pause of d now: no data request starts or
-// completes service until it ends (system queries are still answered).
+// completes service and no system_views query (thread_pools) is answered
+// until it ends; the system and schema tables drivers' control connections
+// read are still answered.
 func (n *Node) Pause(d time.Duration) {
 	if d <= 0 {
 		return

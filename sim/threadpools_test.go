@@ -163,3 +163,20 @@ func TestNodeWithoutVirtualTablesAnswersInvalidLikeCassandra3(t *testing.T) {
 	c.Nodes()[0].SetVirtualTables(true)
 	assert.NoError(t, s.Query("SELECT * FROM system_views.thread_pools").Exec())
 }
+
+// TestThreadPoolsWaitForPause: a stopped node reports no load either: a
+// thread_pools query sent during a pause is answered after it ends, while
+// system.local is still answered at once.
+func TestThreadPoolsWaitForPause(t *testing.T) {
+	c := startCluster(t, Config{Nodes: 1, Model: ServiceModel{Workers: 2, MeanService: time.Millisecond}})
+	s := pinnedSession(t, c, c.Hosts()[0])
+	readThreadPools(t, s, "") // prepared before the pause
+	const pause = 2 * time.Second
+	start := time.Now()
+	c.Nodes()[0].Pause(pause)
+	var key string
+	require.NoError(t, s.Query("SELECT key FROM system.local").Scan(&key))
+	assert.Less(t, time.Since(start), pause/2, "system.local answered during the pause")
+	readThreadPools(t, s, "")
+	assert.GreaterOrEqual(t, time.Since(start), pause-5*time.Millisecond, "thread_pools answered only after the pause")
+}
