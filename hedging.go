@@ -33,8 +33,8 @@ type SilenceSource interface {
 type LoadSource interface {
 	SilenceSource
 	// HedgeRoom returns the expected response time of the host a hedge
-	// would go to, and whether every host whose worker count W_s is known
-	// has all its workers taken.
+	// would go to, and whether every host has a known worker count W_s and
+	// all its workers taken.
 	HedgeRoom() (wait time.Duration, saturated bool)
 }
 

@@ -85,7 +85,7 @@ type Hedging struct {
 	BurstDenied   uint64        // eligible executions not armed by the burst cap (WithBurstCap)
 	BurstLifted   uint64        // eligible executions over the burst cap, armed because a host was stalled
 	TooFewHosts   uint64        // eligible executions not armed: fewer than 2 hosts up
-	Queueing      uint64        // armed executions whose hedge the load rule deferred: every host with a known W_s has all its workers taken
+	Queueing      uint64        // armed executions whose hedge the load rule deferred: every host has a known W_s and all its workers taken
 	TargetSlow    uint64        // armed executions whose hedge the load rule deferred: the hedge's host is expected to take longer than the delay (TargetWait > Delay)
 	Losing        uint64        // armed executions whose hedge the load rule deferred: hedges at the delay mostly lose
 	NoTarget      uint64        // hedges that fired but found no host left (see package speculative)

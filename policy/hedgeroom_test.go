@@ -13,9 +13,8 @@ import (
 // TestHedgeRoom: the wait is the median host's expected response time
 // R_s - 1/mu_s + qeff_s/mu_s, where the client's outstanding requests count
 // only on hosts whose W_s is known (here 1/mu_s = R_s, w = 1: R_s x (1 +
-// outstanding/W_s) there, R_s elsewhere); saturation needs every host with
-// a known W_s to have all its workers taken, and is never reported while
-// no W_s is known.
+// outstanding/W_s) there, R_s elsewhere); saturation needs every up host
+// to have a known W_s and all its workers taken.
 func TestHedgeRoom(t *testing.T) {
 	p, hosts, clk := testPolicy(t, 5, tailroute.WithRateControl(false))
 	tr := p.r.Tracker()
@@ -44,20 +43,25 @@ func TestHedgeRoom(t *testing.T) {
 	wait, _ = p.HedgeRoom()
 	assert.InDelta(t, float64(8*time.Millisecond), float64(wait), float64(100*time.Microsecond))
 
-	// saturated only when every host with a known W_s is full
+	// saturated only when every host has a known W_s and is full
 	tr.Host("h3").ServerWorkers(2)
 	_, sat = p.HedgeRoom()
 	assert.False(t, sat, "h3 has 0 of its 2 workers taken")
 	b3 := tr.Host("h3").Begin(tr.Now())
 	c3 := tr.Host("h3").Begin(tr.Now())
 	_, sat = p.HedgeRoom()
-	assert.True(t, sat, "h0-h2 1 of 1, h3 2 of 2: every host with a known W_s is full")
+	assert.False(t, sat, "h0-h2 1 of 1, h3 2 of 2, but h4's W_s is unknown: it may have room")
+	tr.Host("h4").ServerWorkers(1)
+	a4 := tr.Host("h4").Begin(tr.Now())
+	_, sat = p.HedgeRoom()
+	assert.True(t, sat, "every host full")
 	tr.Host("h0").End(a0)
 	_, sat = p.HedgeRoom()
 	assert.False(t, sat, "h0 has a free worker again")
 	for _, a := range []track.Attempt{b3, c3} {
 		tr.Host("h3").End(a)
 	}
+	tr.Host("h4").End(a4)
 	tr.Host("h1").End(a1)
 	tr.Host("h2").End(a2)
 	clk.Advance(time.Millisecond)

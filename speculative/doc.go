@@ -150,11 +150,12 @@
 //     answer, for at least the delay d (a stall; the burst cap has the
 //     same lift): the requests a stalled host holds are what hedging is
 //     for, and the hosts a hedge goes to are idle rather than busy.
-//  2. Queueing: while every host whose worker count W_s is known (polled,
-//     tailroute.WithServerLoad) has all its workers taken: outstanding x
+//  2. Queueing: while every host has a known worker count W_s (polled,
+//     tailroute.WithServerLoad) and all its workers taken: outstanding x
 //     w + the polled queue (pending tasks) >= W_s. A hedge would only
-//     wait. Without a known W_s this test is off: the client cannot tell a
-//     queue from work in service.
+//     wait. While some host's W_s is unknown this test is off: the client
+//     cannot tell a queue from work in service there, and that host may
+//     have room.
 //  3. Target wait (target_slow): while the host a hedge would go to is
 //     expected to take longer than d. Such a host is itself in the tail:
 //     its queue, not the first attempt, decides when a hedge there

@@ -108,7 +108,7 @@ type Deferral int
 
 const (
 	deferNone     Deferral = iota
-	DeferQueueing          // every host with a known W_s has all its workers taken
+	DeferQueueing          // every host has a known W_s and all its workers taken
 	DeferTarget            // the hedge's host is expected to take longer than the delay
 	DeferLosing            // hedges at the delay mostly lose
 	nDeferrals

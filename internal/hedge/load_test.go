@@ -86,7 +86,7 @@ func TestLoadRuleQueueing(t *testing.T) {
 	src := &fakeLoad{}
 	src.saturated.Store(true)
 	h, clk := loadHedger(t, src)
-	assert.Equal(t, Deferred, admit(h), "every host with a known W_s has all its workers taken")
+	assert.Equal(t, Deferred, admit(h), "every host has a known W_s and all its workers taken")
 	assert.Equal(t, uint64(1), h.Stats().Queueing)
 
 	src.saturated.Store(false)

@@ -23,10 +23,11 @@ const maxRoomHosts = 64
 //     (WithServerWorkers, default 1) they are the score's deliberately
 //     pessimistic herd guard, not a queue, and the host's R_s (plus a
 //     polled queue) is the estimate. 0 when no host is up.
-//   - saturated: every up local host whose worker count W_s is known
-//     (polled, WithServerLoad) has all its workers taken: outstanding x w +
-//     q_s >= W_s. False when no host's W_s is known: the client then cannot
-//     tell a queue from work in service.
+//   - saturated: every up local host has a known worker count W_s
+//     (polled, WithServerLoad) and all its workers taken:
+//     outstanding x w + q_s >= W_s. False while some host's W_s is
+//     unknown: the client cannot tell a queue from work in service there,
+//     and that host may have room.
 //
 // One View per host; no allocation. The hedger calls it at most once per
 // few milliseconds, not per request.
@@ -67,5 +68,5 @@ func (p *Router[H, S]) HedgeRoom() (wait time.Duration, saturated bool) {
 	}
 	ws := waits[:n]
 	slices.Sort(ws)
-	return time.Duration(ws[(n-1)/2]), known > 0 && full == known
+	return time.Duration(ws[(n-1)/2]), known == n && full == known
 }
