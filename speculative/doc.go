@@ -170,11 +170,12 @@
 //  4. Losing: while hedges fired at d mostly lose: over the last
 //     DefaultOutcomeWindow (2s), with at least 10 decided, fewer than one
 //     in three won. A hedge that loses was pure extra load. Hedges fired
-//     at p95 in a calm cluster win about as often as they lose (the first
-//     attempt is just past p95), so the threshold is below one half. Only
-//     hedges fired at d are on record: while hedges are deferred the
-//     record empties, and after 2s hedges fire at d again and are judged
-//     afresh.
+//     at p95 in a calm cluster win a third to a half of the time (the
+//     first attempt is just past p95), so the threshold is below one
+//     half, and the record defers some hedges there too, at little cost:
+//     a deferred hedge still reaches a stall. Only hedges fired at d are
+//     on record: while hedges are deferred the record empties, and after
+//     2s hedges fire at d again and are judged afresh.
 //
 // The burst cap (burst) and the budget (budget) come first: they refuse
 // to arm an execution at all, deferred or not.
