@@ -131,8 +131,8 @@
 // delays other requests and, as CQL cannot cancel, the losing attempt is
 // served anyway. So where the client's own knowledge says a hedge has no
 // room, the load rule defers it: the execution is armed as usual, but its
-// hedge fires after the deferred delay, DeferFactor (3) x the delay d,
-// at most MaxDelay, instead of after d.
+// hedge fires after the deferred delay, 3 x the delay d, at most
+// MaxDelay, instead of after d.
 //
 // Deferring, not refusing, because the decision has to be made at Pick
 // (see above: the hedge cannot be declined later), before anything is
