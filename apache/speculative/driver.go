@@ -23,18 +23,18 @@ var _ gocql.SpeculativeExecutionPolicy = (*execSpec)(nil)
 // sets Attempts to 1 when it arms the execution, 0 otherwise; the driver
 // reads it right after Pick.
 type execSpec struct {
-	h        *hedge.Hedger
 	attempts atomic.Int32
-	deferred atomic.Bool // the load rule deferred the hedge (hedge.Deferred)
+	spec     atomic.Pointer[hedge.Spec] // the Hedger's Spec for Pick's decision (SpecFor): its delay
 }
 
-func (s *execSpec) Attempts() int { return int(s.attempts.Load()) }
-func (s *execSpec) Delay() time.Duration {
-	if s.deferred.Load() {
-		return s.h.DeferredDelay()
-	}
-	return s.h.Delay()
+func newExecSpec(h *hedge.Hedger) *execSpec {
+	s := &execSpec{}
+	s.spec.Store(h.SpecFor(hedge.Armed))
+	return s
 }
+
+func (s *execSpec) Attempts() int        { return int(s.attempts.Load()) }
+func (s *execSpec) Delay() time.Duration { return s.spec.Load().Delay() }
 
 type specKey struct{}
 
@@ -44,14 +44,14 @@ type specKey struct{}
 // run with another context is not hedged. A nil ctx means
 // context.Background().
 func (h *Hedger) Arm(ctx context.Context, q *gocql.Query) context.Context {
-	s := &execSpec{h: h.core}
+	s := newExecSpec(h.core)
 	q.SetSpeculativeExecutionPolicy(s)
 	return withSpec(ctx, s)
 }
 
 // ArmBatch is Arm for a batch.
 func (h *Hedger) ArmBatch(ctx context.Context, b *gocql.Batch) context.Context {
-	s := &execSpec{h: h.core}
+	s := newExecSpec(h.core)
 	b.SpeculativeExecutionPolicy(s)
 	return withSpec(ctx, s)
 }
@@ -80,7 +80,7 @@ func (p *Policy) Pick(qry gocql.ExecutableStatement) gocql.NextHost {
 	}
 	if d := p.h.core.Admit(eligible, true, p.up.N()); d == hedge.Armed || d == hedge.Deferred {
 		s.attempts.Store(1)
-		s.deferred.Store(d == hedge.Deferred)
+		s.spec.Store(p.h.core.SpecFor(d))
 		st := p.pl.NewExec(qry, d)
 		return func() gocql.SelectedHost {
 			if sl := st.Next(); sl != nil {
