@@ -380,18 +380,19 @@ func (sl *serverLoadPoller[H, S]) loop(id string) {
 		// The turn is due I x jitter after the previous one, with I as it
 		// is now: a client whose requests pick up polls sooner.
 		due := last + time.Duration(float64(b.interval)*jitter)
+		eligible := sl.eligible(e)
 		var next time.Duration
 		switch {
 		case polled && now < due:
 			next = due - now
-		case !sl.eligible(e):
+		case !eligible || credit >= 1-creditSlack:
+			// a turn: it polls an eligible host, with a credit
 			last, polled, jitter = now, true, 0.8+0.4*rand.Float64()
-			next = time.Duration(float64(b.interval) * jitter)
-		case credit >= 1-creditSlack:
-			credit = max(credit-1, 0)
-			last, polled, jitter = now, true, 0.8+0.4*rand.Float64()
-			if !sl.pollOnce(e, &est, b.interval) {
-				return
+			if eligible {
+				credit = max(credit-1, 0)
+				if !sl.pollOnce(e, &est, b.interval) {
+					return
+				}
 			}
 			next = time.Duration(float64(b.interval) * jitter)
 		case b.rate > 0:
