@@ -245,18 +245,28 @@
 // r, if sooner. So a busy client's polls spread
 // evenly over the hosts, one per I each, and a client that stops sending
 // stops polling after at most M more polls (one per host). A host's first
-// poll comes within minInterval of the session (its first credit). A fixed
-// interval d is WithPollBudget(1, d, d).
+// poll comes within minInterval of the session. A fixed interval d is
+// WithPollBudget(1, d, d).
+//
+// Warm-up. A host's first 1/mu_s takes at least 5 samples (see below),
+// the fifth 4 I after the first at the interval I: close to a second for a
+// client of a few hundred requests per second, during which a replica that serves several times slower than
+// the others is told apart only by the client's own latencies. So until a
+// host has its first 1/mu_s, its turns come every minInterval, each
+// spending the credit there is but none needed, at most 8 of them (once
+// per host per session, again for a host removed and added back); then
+// the bucket and I apply.
 //
 // Worst case. Over any stretch of time T in which a client plans R
 // requests (and polls the same M hosts), it polls each node at most
-// min(1 + share*R/M, 1 + T/minInterval) times: beyond one, at most
-// min(1/minInterval, share*r/M) polls per second per node per client. N
-// clients that each poll the same M nodes and plan R requests in all over
-// T send a node at most min(N*(1 + T/minInterval), N + share*R/M) polls:
-// beyond N, at most min(N/minInterval, share*(r_1 + ... + r_N)/M) per
-// second, i.e. at most share of their requests, spread over the nodes, and
-// never more than 10 per second per client at the default minInterval. A
+// 8 + min(1 + share*R/M, 1 + T/minInterval) times (8: the warm-up, once):
+// beyond those, at most min(1/minInterval, share*r/M) polls per second per
+// node per client. N clients that each poll the same M nodes and plan R
+// requests in all over T send a node at most
+// 8N + min(N*(1 + T/minInterval), N + share*R/M) polls: beyond 9N, at most
+// min(N/minInterval, share*(r_1 + ... + r_N)/M) per second, i.e. at most
+// share of their requests, spread over the nodes, and never more than 10
+// per second per client at the default minInterval. A
 // client at 1000 requests per second on 5 nodes polls each node up to 10
 // times a second (I = minInterval; 5% of its requests), one at 10
 // requests per second once every 5 seconds (I = maxInterval, the credit

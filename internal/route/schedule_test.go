@@ -58,10 +58,13 @@ func noPoll(t *testing.T, polls <-chan string, why string) {
 
 // The server-load poller takes its schedule from the policy's clock: with
 // a ManualClock nothing is polled while time stands still, every host is
-// polled once within the first interval (the bucket starts full), and each
-// host's next poll comes 1 to 1.2 intervals after its previous one (the
-// jitter's 0.8 is raised to the minimum interval) while requests earn the
-// credit; with no request since, no host is polled again.
+// polled once within the first interval (spending the credit its bucket
+// starts with), then every minimum interval, credit or not, until its
+// first 1/mu_s estimate, at most WarmPolls times (the warm-up; here the
+// polls fail, so it runs out), and then each host's next poll comes 1 to
+// 1.2 intervals after its previous one (the jitter's 0.8 is raised to the
+// minimum interval) while requests earn the credit; with no request since,
+// no host is polled again.
 func TestPollScheduleFollowsClock(t *testing.T) {
 	const iv = 100 * time.Millisecond
 	r, _, clk := testRouter(t, 2, tailroute.WithPollBudget(1, iv, iv))
@@ -82,6 +85,16 @@ func TestPollScheduleFollowsClock(t *testing.T) {
 	clk.Advance(iv) // the first polls are spread over one interval
 	assert.Equal(t, []string{"h0", "h1"}, recvPolls(t, polls, 2))
 	waitTimers(t, clk, 3)
+	for i := 1; i < WarmPolls; i++ { // the warm-up: every interval, no credit spent
+		clk.Advance(iv - time.Nanosecond)
+		noPoll(t, polls, "the warm-up polls every minimum interval")
+		clk.Advance(time.Nanosecond)
+		assert.Equal(t, []string{"h0", "h1"}, recvPolls(t, polls, 2), "warm-up turn %d", i)
+		waitTimers(t, clk, 3)
+	}
+	clk.Advance(2 * iv)
+	waitTimers(t, clk, 3)
+	noPoll(t, polls, "the warm-up is over and no request earned a credit")
 	for i := 0; i < 2; i++ { // share 1, 2 hosts: a credit for each
 		plan(r, Query{})
 	}
@@ -96,9 +109,33 @@ func TestPollScheduleFollowsClock(t *testing.T) {
 	clk.Advance(3 * iv)
 	waitTimers(t, clk, 3)
 	noPoll(t, polls, "no request since the previous polls: no credit")
-	assert.EqualValues(t, 4, r.ServerLoadCounters().Polls)
-	assert.EqualValues(t, 4, r.ServerLoadCounters().Failures)
+	assert.EqualValues(t, 2*(WarmPolls+1), r.ServerLoadCounters().Polls)
+	assert.EqualValues(t, 2*(WarmPolls+1), r.ServerLoadCounters().Failures)
 	assert.Equal(t, iv, r.ServerLoadCounters().Interval)
+}
+
+// The warm-up ends at a host's first 1/mu_s estimate (5 samples here):
+// the turns after it take credit, which no request earns in this test.
+func TestPollWarmUpEndsAtFirstEstimate(t *testing.T) {
+	const iv = 100 * time.Millisecond
+	r, _, clk := testRouter(t, 1, tailroute.WithPollBudget(1, iv, time.Second))
+	var completed atomic.Int64
+	var closed atomic.Bool
+	r.StartServerLoad(PollDriver[*testHost]{
+		Closed: closed.Load,
+		Query: func(context.Context, *testHost, string) (ThreadPoolSample, error) {
+			return ThreadPoolSample{Active: 2, Completed: completed.Add(10), Workers: 4}, nil
+		},
+	})
+	defer func() { closed.Store(true); clk.Advance(2 * time.Second) }()
+	waitTimers(t, clk, 2)
+	for i := 0; i < 30; i++ { // 3 s
+		clk.Advance(iv)
+		waitTimers(t, clk, 2)
+	}
+	// 5 warm-up polls give the estimate (4 pairs, 40 completions); the
+	// first spent the bucket's credit, and no request earned another.
+	assert.EqualValues(t, estimatorMinPairs+1, r.ServerLoadCounters().Polls)
 }
 
 // pollCounter starts polling on a router over n hosts with opts and a
@@ -139,7 +176,8 @@ func pollCounter(t *testing.T, n int, step time.Duration, opts ...tailroute.Opti
 }
 
 // A client's polls are bounded by its own requests (WithPollBudget): each
-// host is polled at most 1 + share*R/M times over R requests (its bucket
+// host is polled at most WarmPolls + 1 + share*R/M times over R requests
+// (the warm-up, here run out as the samples give no estimate; its bucket
 // starts with one credit and earns share/M per request), at most once per
 // minimum interval however many requests earn credit, and once the client
 // stops sending each host is polled at most once more. Counted on a manual
@@ -157,7 +195,7 @@ func TestPollBudgetBoundsPolls(t *testing.T) {
 	busy := counts()
 	require.Len(t, busy, hosts)
 	for id, n := range busy {
-		assert.LessOrEqual(t, float64(n), 1+share*4000/hosts, "%s: at most 1 + share*R/M polls", id)
+		assert.LessOrEqual(t, float64(n), WarmPolls+1+share*4000/hosts, "%s: at most WarmPolls + 1 + share*R/M polls", id)
 		assert.GreaterOrEqual(t, float64(n), share*4000/hosts/2, "%s: polled about every I", id)
 	}
 	lc := r.ServerLoadCounters()

@@ -345,7 +345,9 @@ const creditSlack = 1e-9
 // removed, skipped or the session closes. Its bucket starts full (one
 // credit), earns share/M per request and holds at most one credit; a poll
 // spends one. Its first poll comes within minInterval (at random, so the
-// hosts' polls do not line up); each later turn is due I times a random
+// hosts' polls do not line up); until the host has its first 1/mu_s
+// estimate, up to WarmPolls turns come every minInterval, with or without
+// a credit (the warm-up); each later turn is due I times a random
 // factor in [0.8, 1.2) after the previous one, with I as it is when the
 // loop looks (at least every pollRecheck minIntervals), never below
 // minInterval; when a turn finds no credit, the next try comes when the
@@ -359,6 +361,7 @@ func (sl *serverLoadPoller[H, S]) loop(id string) {
 	}()
 	var est LoadEstimator
 	credit, seen := 1.0, sl.r.requests.Load()
+	warm := WarmPolls // warm-up turns left
 	jitter := 0.8 + 0.4*rand.Float64()
 	polled, last := false, time.Duration(0)                                   // the previous turn's clock time
 	timer := sl.newTimer(time.Duration(rand.Int64N(int64(sl.r.cfg.PollMin)))) // spread the first polls
@@ -383,18 +386,26 @@ func (sl *serverLoadPoller[H, S]) loop(id string) {
 		eligible := sl.eligible(e)
 		var next time.Duration
 		switch {
-		case polled && now < due:
+		case polled && now < due && warm == 0:
 			next = due - now
-		case !eligible || credit >= 1-creditSlack:
-			// a turn: it polls an eligible host, with a credit
+		case !eligible || credit >= 1-creditSlack || warm > 0:
+			// a turn: it polls an eligible host, with a credit or in
+			// the warm-up (spending what credit there is)
 			last, polled, jitter = now, true, 0.8+0.4*rand.Float64()
 			if eligible {
 				credit = max(credit-1, 0)
+				warm = max(warm-1, 0)
 				if !sl.pollOnce(e, &est, b.interval) {
 					return
 				}
+				if est.last > 0 {
+					warm = 0 // the first estimate: the warm-up is over
+				}
 			}
 			next = time.Duration(float64(b.interval) * jitter)
+			if warm > 0 {
+				next = sl.r.cfg.PollMin
+			}
 		case b.rate > 0:
 			next = time.Duration((1 - credit) / (b.earn * b.rate) * float64(time.Second))
 		default:
@@ -408,6 +419,11 @@ func (sl *serverLoadPoller[H, S]) loop(id string) {
 // it looks at the budget again, so that a turn follows a rising request
 // rate (a shorter I) within that time.
 const pollRecheck = 4
+
+// WarmPolls bounds a host's warm-up (package tailroute, "Server load"):
+// the turns at minInterval, credit or not, until its first 1/mu_s
+// estimate, which takes estimatorMinPairs+1 samples at the least.
+const WarmPolls = 2 * estimatorMinPairs
 
 // pollOnce polls e once, polled every interval, and records the sample;
 // false means "stop polling this host".

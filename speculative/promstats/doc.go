@@ -20,11 +20,14 @@
 //
 // Counters (names end in _total, Prometheus naming conventions):
 // tailroute_hedge_executions_total, _eligible_total, _armed_total,
-// _fired_total, _won_total, _lost_total, _suppressed_total{reason} with
-// reason = "budget" (long-run budget spent), "losing" (the budget, shrunk
-// while hedges mostly lose, spent), "burst" (the burst cap), "queueing" and
-// "target_slow" (the opt-in load rule), "too_few_hosts"; _burst_lifted_total (over the burst cap, armed because
-// a host was stalled), _no_target_total, _unreserved_total. Gauges:
-// tailroute_hedge_in_flight, _delay_seconds, _quantile (0..1),
-// _window_requests, _window_hedges, _reserved.
+// _fired_total, _won_total, _lost_total, _suppressed_total{reason} (eligible
+// executions not armed) with reason = "budget" (long-run budget spent),
+// "burst" (the burst cap), "too_few_hosts"; _deferred_total{reason} (armed
+// executions whose hedge the load rule deferred) with reason = "queueing",
+// "target_slow", "losing"; _burst_lifted_total (over the burst cap, armed
+// because a host was stalled), _no_target_total, _unreserved_total. Gauges:
+// tailroute_hedge_in_flight, _delay_seconds, _deferred_delay_seconds,
+// _quantile (0..1), _window_requests, _window_hedges, _reserved,
+// _target_wait_seconds. Package speculative, section Metrics, says what
+// the reasons mean.
 package promstats
