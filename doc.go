@@ -250,12 +250,12 @@
 //
 // Warm-up. A host's first 1/mu_s takes at least 5 samples (see below),
 // the fifth 4 I after the first at the interval I: close to a second for a
-// client of a few hundred requests per second, during which a replica that serves several times slower than
-// the others is told apart only by the client's own latencies. So until a
-// host has its first 1/mu_s, its turns come every minInterval, each
-// spending the credit there is but none needed, at most 8 of them (once
-// per host per session, again for a host removed and added back); then
-// the bucket and I apply.
+// client of a few hundred requests per second, during which a replica
+// that serves several times slower than the others is told apart only by
+// the client's own latencies. So until a host has its first 1/mu_s, its
+// turns come every minInterval, each spending the credit there is but
+// none needed, at most 8 of them (once per host per session, again for a
+// host removed and added back); then the bucket and I apply.
 //
 // Worst case. Over any stretch of time T in which a client plans R
 // requests (and polls the same M hosts), it polls each node at most

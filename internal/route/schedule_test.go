@@ -85,7 +85,7 @@ func TestPollScheduleFollowsClock(t *testing.T) {
 	clk.Advance(iv) // the first polls are spread over one interval
 	assert.Equal(t, []string{"h0", "h1"}, recvPolls(t, polls, 2))
 	waitTimers(t, clk, 3)
-	for i := 1; i < WarmPolls; i++ { // the warm-up: every interval, no credit spent
+	for i := 1; i < WarmPolls; i++ { // the warm-up: every interval, credit or not
 		clk.Advance(iv - time.Nanosecond)
 		noPoll(t, polls, "the warm-up polls every minimum interval")
 		clk.Advance(time.Nanosecond)
