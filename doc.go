@@ -296,7 +296,9 @@
 //	                                      hold fewer, or no busy worker,
 //	                                      the latest estimate stands while
 //	                                      its pairs are within the last 32,
-//	                                      then there is none)
+//	                                      then there is none; none while
+//	                                      the client's own answers
+//	                                      contradict it, below)
 //	W_s    = active_tasks_limit of ReadStage (of MutationStage without a
 //	                                      ReadStage row); 0 (null), negative
 //	                                      or above 65536 is ignored
@@ -309,7 +311,18 @@
 // service time): it is the mean over every client's requests, where the
 // client's own R_s of a host it seldom uses rests on a few samples of a
 // spread-out service time, so an avoided slow replica would otherwise look
-// fast again after a few lucky responses. A polled q_s counts only for a
+// fast again after a few lucky responses. The client's own answers
+// outrank an estimate they contradict: while the answers the host gave the
+// client in the newest of the estimate's pairs that holds any average
+// under a quarter of it, and no sample since saw a busy worker, the host
+// has no 1/mu_s (so 1/mu_s = R_s). The estimate of a host every client
+// avoids reaches back over its few completions, up to 32 pairs, into a
+// spell the host may have left: a node that served 10 times slower and
+// recovered would keep its slow 1/mu_s, and R_s raised to it, with too few
+// requests sent to renew it, while the client's probes come back fast. A
+// response takes at least its service time; a quarter leaves room for the
+// fast answers of a slow host (an exponential service time is under a
+// quarter of its mean in 22 % of requests). A polled q_s counts only for a
 // host the client does not measure itself (nothing observed since the
 // sample, nothing outstanding, no response for the sample's 1.5
 // intervals): on a host it uses, its own os_s is fresher.

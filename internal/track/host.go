@@ -89,6 +89,7 @@ type Host struct {
 	totalLatencyNs atomic.Uint64 // sum of their latencies
 	totalErrors    atomic.Uint64 // Observe with Failure or Lost
 	totalCancelled atomic.Uint64 // Observe with Cancelled
+	successLatNs   atomic.Uint64 // sum of the latencies of Observe with Success
 }
 
 func newHost(id string, t *Tracker, now time.Duration) *Host {
@@ -130,6 +131,13 @@ func (h *Host) End(a Attempt) bool {
 // InFlight returns the outstanding attempts (os_s).
 func (h *Host) InFlight() int64 { return int64(uint32(h.osGen.Load())) }
 
+// Answers returns the host's successful answers to this client since it
+// was added and the sum of their latencies (cumulative, never reset).
+func (h *Host) Answers() (n uint64, latency time.Duration) {
+	lat := h.successLatNs.Load()
+	return h.totalMeasured.Load() - h.totalErrors.Load(), time.Duration(lat)
+}
+
 // SuccessRate returns View.SuccessRate at now without the rest of the View.
 func (h *Host) SuccessRate(now time.Duration) float64 {
 	return h.health.successRate(now, h.t.successFloor())
@@ -155,6 +163,8 @@ func (h *Host) Observe(now, latency time.Duration, o Outcome) {
 	h.totalLatencyNs.Add(uint64(latency))
 	if o != Success {
 		h.totalErrors.Add(1)
+	} else {
+		h.successLatNs.Add(uint64(latency))
 	}
 	response := o == Success || o == Failure
 	if response && h.orphaned.Load() != 0 && int64(now-latency) >= h.orphanedSent.Load() {
