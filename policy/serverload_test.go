@@ -91,8 +91,7 @@ func TestLoadEstimatorOwnAnswersContradict(t *testing.T) {
 	add(8, 2, 41, 1, 5*ms)
 	assert.NotZero(t, svc, "a busy worker seen since the answer: the estimate stands")
 
-	var again route.LoadEstimator
-	le = again
+	le = route.LoadEstimator{}
 	add(0, 4, 0, 0, 0)
 	for i := 1; i <= 5; i++ {
 		add(i, 4, int64(i)*10, 0, 0)
