@@ -27,15 +27,25 @@ type SilenceSource interface {
 }
 
 // LoadSource is a SilenceSource that also reports the load a hedge would
-// meet; the policies of both adapters implement it. With one (WithSource(p))
+// meet (Room); the policies of both adapters implement it. With one (WithSource(p))
 // the Hedger applies the load rule (WithLoadRule; the speculative package
 // doc, "Load rule").
 type LoadSource interface {
 	SilenceSource
-	// HedgeRoom returns the expected response time of the host a hedge
-	// would go to, and whether every host has a known worker count W_s and
-	// all its workers taken.
-	HedgeRoom() (wait time.Duration, saturated bool)
+	// HedgeRoom returns the load a hedge would meet now.
+	HedgeRoom() Room
+}
+
+// Room is the load a hedge would meet, as a LoadSource reads it from the
+// hosts (W_s is a host's worker count, polled with WithServerLoad).
+type Room struct {
+	// Wait is the expected response time of the host a hedge would go to.
+	Wait time.Duration
+	// Busy is the share of its workers the median host has taken, a host
+	// whose W_s is unknown counting as fully taken (1).
+	Busy float64
+	// Saturated says every host has a known W_s and all its workers taken.
+	Saturated bool
 }
 
 // hedging returns a hedging option named name.

@@ -93,9 +93,12 @@ type Hedging struct {
 	Delay         time.Duration // current hedge delay
 	DeferredDelay time.Duration // current delay of a hedge the load rule deferred
 	Quantile      float64       // quantile the delay follows now (>= the configured one under budget pressure)
-	// Load rule input now: the expected response time of the host a
-	// hedge would go to (compared with Delay).
+	// Load rule inputs now: the expected response time of the host a
+	// hedge would go to (compared with Delay), and the median host's share
+	// of its workers taken, the latest reading or its average over about
+	// a second, whichever is higher (the loss record counts above 1/2).
 	TargetWait time.Duration
+	Busy       float64
 	// Budget window: requests and hedges counted in the sliding window,
 	// and reservations currently held.
 	WindowRequests, WindowHedges uint64

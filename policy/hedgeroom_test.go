@@ -13,7 +13,8 @@ import (
 // TestHedgeRoom: the wait is the median host's expected response time
 // R_s - 1/mu_s + qeff_s/mu_s, where the client's outstanding requests count
 // only on hosts whose W_s is known (here 1/mu_s = R_s, w = 1: R_s x (1 +
-// outstanding/W_s) there, R_s elsewhere); saturation needs every up host
+// outstanding/W_s) there, R_s elsewhere); busy is the median host's share
+// of workers taken, 1 where W_s is unknown; saturation needs every up host
 // to have a known W_s and all its workers taken.
 func TestHedgeRoom(t *testing.T) {
 	p, hosts, clk := testPolicy(t, 5, tailroute.WithRateControl(false))
@@ -24,40 +25,44 @@ func TestHedgeRoom(t *testing.T) {
 			h.Observe(tr.Now(), r*time.Millisecond, track.Success)
 		}
 	}
-	wait, sat := p.HedgeRoom()
-	assert.InDelta(t, float64(6*time.Millisecond), float64(wait), float64(100*time.Microsecond), "median of 2, 4, 6, 8, 100 ms")
-	assert.False(t, sat, "no W_s known")
+	room := p.HedgeRoom()
+	assert.InDelta(t, float64(6*time.Millisecond), float64(room.Wait), float64(100*time.Microsecond), "median of 2, 4, 6, 8, 100 ms")
+	assert.False(t, room.Saturated, "no W_s known")
+	assert.Equal(t, 1.0, room.Busy, "no W_s known: every host counts as busy")
 
 	// one request in flight on each of the three fastest: W_s unknown,
 	// nothing changes
 	a0 := tr.Host("h0").Begin(tr.Now())
 	a1 := tr.Host("h1").Begin(tr.Now())
 	a2 := tr.Host("h2").Begin(tr.Now())
-	wait, _ = p.HedgeRoom()
-	assert.InDelta(t, float64(6*time.Millisecond), float64(wait), float64(100*time.Microsecond), "own outstanding requests without a known W_s are no queue")
+	room = p.HedgeRoom()
+	assert.InDelta(t, float64(6*time.Millisecond), float64(room.Wait), float64(100*time.Microsecond), "own outstanding requests without a known W_s are no queue")
 
-	// W_s known (polled): 1 on h0, h1, h2: 4, 8, 12, 8, 100 ms -> 8 ms
+	// W_s known (polled): 4 on h0, h1, h2, each with 1 in flight: 2.5, 5,
+	// 7.5, 8, 100 ms -> 7.5 ms; busy 1/4 on three hosts of five
+	for _, id := range []string{"h0", "h1", "h2"} {
+		tr.Host(id).ServerWorkers(4)
+	}
+	room = p.HedgeRoom()
+	assert.InDelta(t, float64(7500*time.Microsecond), float64(room.Wait), float64(100*time.Microsecond))
+	assert.Equal(t, 0.25, room.Busy, "median of 1/4, 1/4, 1/4, 1, 1")
+
+	// saturated only when every host has a known W_s and is full
 	for _, id := range []string{"h0", "h1", "h2"} {
 		tr.Host(id).ServerWorkers(1)
 	}
-	wait, _ = p.HedgeRoom()
-	assert.InDelta(t, float64(8*time.Millisecond), float64(wait), float64(100*time.Microsecond))
-
-	// saturated only when every host has a known W_s and is full
+	assert.Equal(t, 1.0, p.HedgeRoom().Busy, "h0-h2 1 of 1")
 	tr.Host("h3").ServerWorkers(2)
-	_, sat = p.HedgeRoom()
-	assert.False(t, sat, "h3 has 0 of its 2 workers taken")
+	room = p.HedgeRoom()
+	assert.False(t, room.Saturated, "h3 has 0 of its 2 workers taken")
 	b3 := tr.Host("h3").Begin(tr.Now())
 	c3 := tr.Host("h3").Begin(tr.Now())
-	_, sat = p.HedgeRoom()
-	assert.False(t, sat, "h0-h2 1 of 1, h3 2 of 2, but h4's W_s is unknown: it may have room")
+	assert.False(t, p.HedgeRoom().Saturated, "h0-h2 1 of 1, h3 2 of 2, but h4's W_s is unknown: it may have room")
 	tr.Host("h4").ServerWorkers(1)
 	a4 := tr.Host("h4").Begin(tr.Now())
-	_, sat = p.HedgeRoom()
-	assert.True(t, sat, "every host full")
+	assert.True(t, p.HedgeRoom().Saturated, "every host full")
 	tr.Host("h0").End(a0)
-	_, sat = p.HedgeRoom()
-	assert.False(t, sat, "h0 has a free worker again")
+	assert.False(t, p.HedgeRoom().Saturated, "h0 has a free worker again")
 	for _, a := range []track.Attempt{b3, c3} {
 		tr.Host("h3").End(a)
 	}
@@ -65,10 +70,11 @@ func TestHedgeRoom(t *testing.T) {
 	tr.Host("h1").End(a1)
 	tr.Host("h2").End(a2)
 	clk.Advance(time.Millisecond)
+	assert.Equal(t, 0.0, p.HedgeRoom().Busy, "every W_s known, nothing in flight")
 
 	p.HostDown(hosts[4])
-	wait, _ = p.HedgeRoom()
-	assert.InDelta(t, float64(4*time.Millisecond), float64(wait), float64(100*time.Microsecond), "down hosts do not count: the lower median of 2, 4, 6, 8 ms")
+	room = p.HedgeRoom()
+	assert.InDelta(t, float64(4*time.Millisecond), float64(room.Wait), float64(100*time.Microsecond), "down hosts do not count: the lower median of 2, 4, 6, 8 ms")
 }
 
 // BenchmarkHedgeRoom: the hedger's reading of the hosts' load (at most one

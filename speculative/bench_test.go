@@ -113,8 +113,10 @@ type loadSource struct {
 	sat  bool
 }
 
-func (s *loadSource) MaxSilence() time.Duration        { return 0 }
-func (s *loadSource) HedgeRoom() (time.Duration, bool) { return s.wait, s.sat }
+func (s *loadSource) MaxSilence() time.Duration { return 0 }
+func (s *loadSource) HedgeRoom() tailroute.Room {
+	return tailroute.Room{Wait: s.wait, Busy: 1, Saturated: s.sat}
+}
 
 func loadRig(b *testing.B, sat bool) gocql.HostSelectionPolicy {
 	src := &loadSource{sat: sat}

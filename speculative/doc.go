@@ -167,15 +167,24 @@
 //     count only where W_s is known). In a calm cluster, one node slow or
 //     paused, the others answer well within d; when most hosts queue,
 //     their expected response times pass d.
-//  4. Losing: while hedges fired at d mostly lose: over the last
-//     DefaultOutcomeWindow (2s), with at least 10 decided, fewer than one
-//     in three won. A hedge that loses was pure extra load. Hedges fired
-//     at p95 in a calm cluster win a third to a half of the time (the
-//     first attempt is just past p95), so the threshold is below one
-//     half, and the record defers some hedges there too, at little cost:
-//     a deferred hedge still reaches a stall. Only hedges fired at d are
-//     on record: while hedges are deferred the record empties, and after
-//     2s hedges fire at d again and are judged afresh.
+//  4. Losing: while hedges fired at d mostly lose and the hosts are
+//     busy: over the last DefaultOutcomeWindow (2s), with at least 10
+//     decided, fewer than one in three won, and the median host has more
+//     than half of its workers taken ((outstanding x w + q_s) / W_s, a
+//     host whose W_s is unknown counting as fully taken), now or on
+//     average over about the last second (an exponential average with a
+//     1s time constant). A hedge that loses on a busy host was pure extra
+//     load: it held a worker other requests waited for. On hosts with
+//     most workers free it delayed no one, so there the record is not
+//     consulted: hedges fired at p95 in a calm cluster lose one to two
+//     times in three (the first attempt is just past p95) and still cut
+//     the tail, as the requests that a healthy replica's queue or a probe
+//     of a slow one holds up are the ones they reach. The average keeps
+//     the record in force through the calm moments of a loaded cluster
+//     (between slow phases, on the idle replicas of a skewed demand),
+//     where hedges fired at d would meet the next busy phase. Only hedges
+//     fired at d are on record: while hedges are deferred the record
+//     empties, and after 2s hedges fire at d again and are judged afresh.
 //
 // The burst cap (burst) and the budget (budget) come first: they refuse
 // to arm an execution at all, deferred or not.
@@ -185,7 +194,7 @@
 // silence; the hedger reads them at most once per 5ms, not per request.
 // With any other source (the built-in Recorder, another policy) the rule
 // is off, as there is nothing to read it from, and every hedge fires at
-// d. Stats.TargetWait and DeferredDelay show its inputs in force.
+// d. Stats.TargetWait, Busy and DeferredDelay show its inputs in force.
 //
 // # Metrics
 //

@@ -56,12 +56,11 @@ func (p *Policy) LatencyQuantile(q float64) (time.Duration, bool) {
 // burst cap uses it to tell a stalled host from a slow phase.
 func (p *Policy) MaxSilence() time.Duration { return p.r.Tracker().MaxSilence() }
 
-// HedgeRoom returns the expected response time of the host a hedge would
-// go to (the median up local host) and whether every host whose worker
-// count is known (polled, tailroute.WithServerLoad) has all its workers taken. With
-// LatencyQuantile and MaxSilence it makes the policy the source of the
-// hedger's load rule: tailroute.WithSource(p) (see route.Router.HedgeRoom).
-func (p *Policy) HedgeRoom() (wait time.Duration, saturated bool) { return p.r.HedgeRoom() }
+// HedgeRoom returns the load a hedge would meet on the local hosts (the
+// fields are read as route.Router.HedgeRoom says). With LatencyQuantile and
+// MaxSilence it makes the policy the source of the hedger's load rule:
+// tailroute.WithSource(p).
+func (p *Policy) HedgeRoom() tailroute.Room { return p.r.HedgeRoom() }
 
 // Strategy returns the ranking strategy.
 func (p *Policy) Strategy() tailroute.Strategy { return p.r.Strategy() }

@@ -189,14 +189,16 @@ func TestPromstatsReadsV2Hedger(t *testing.T) {
 var _ tailroute.LoadSource = (*policy.Policy)(nil)
 
 // loadSource is a LoadSource with settable host state (the load rule's
-// inputs): every quantile 10ms, no silence, an idle target.
+// inputs): every quantile 10ms, no silence, an idle target, busy hosts.
 type loadSource struct {
 	fixedSource
 	saturated bool
 }
 
-func (s *loadSource) MaxSilence() time.Duration        { return 0 }
-func (s *loadSource) HedgeRoom() (time.Duration, bool) { return 0, s.saturated }
+func (s *loadSource) MaxSilence() time.Duration { return 0 }
+func (s *loadSource) HedgeRoom() tailroute.Room {
+	return tailroute.Room{Busy: 1, Saturated: s.saturated}
+}
 
 // TestLoadRuleV2: the load rule decides at the v2 adapter's Pick too: while
 // every host queues, an execution is armed with the deferred delay

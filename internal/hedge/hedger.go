@@ -221,6 +221,7 @@ func (h *Hedger) Stats() Stats {
 		Losing:         h.deferred[DeferLosing].Load(),
 		DeferredDelay:  h.DeferredDelay(),
 		TargetWait:     time.Duration(h.room.wait.Load()),
+		Busy:           h.busy(),
 		NoTarget:       h.noTarget.Load(),
 		Unreserved:     h.unreserved.Load(),
 		Delay:          h.Delay(),

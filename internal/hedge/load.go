@@ -1,6 +1,7 @@
 package hedge
 
 import (
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -26,6 +27,14 @@ const (
 	// winTarget is the win share under which hedges at the base delay
 	// mostly lose (two of three) and are deferred.
 	winTarget = 1.0 / 3
+	// calmBusy is the median host's share of workers taken up to which
+	// the loss record is not consulted: a lost hedge there took a free
+	// worker and delayed no other request.
+	calmBusy = 0.5
+	// busyHorizon is the time constant of the average share of workers
+	// taken that the loss record's gate also reads: hosts calm for a
+	// moment between loaded phases are not calm.
+	busyHorizon = time.Second
 	// DeferFactor is how much later a deferred hedge fires: at
 	// DeferFactor x the delay (at most MaxDelay).
 	DeferFactor = 3
@@ -69,8 +78,11 @@ func losing(won, lost uint64) bool {
 
 // room is the Hedger's latest reading of the hosts' load.
 type room struct {
-	next      atomic.Int64 // ns since base when the reading is due again
-	wait      atomic.Int64 // HedgeRoom's wait, ns
+	next      atomic.Int64  // ns since base when the reading is due again
+	wait      atomic.Int64  // HedgeRoom's Wait, ns
+	busy      atomic.Uint64 // HedgeRoom's Busy, math.Float64bits
+	busyAvg   atomic.Uint64 // its average over busyHorizon, math.Float64bits
+	lastRead  atomic.Int64  // 1 + ns since base of the latest reading; 0 before the first
 	saturated atomic.Bool
 	stalled   atomic.Bool // a host has been silent for at least the hedge delay
 }
@@ -85,9 +97,16 @@ func (h *Hedger) readRoom(nowNs int64) {
 	if nowNs < next || !h.room.next.CompareAndSwap(next, nowNs+int64(roomInterval)) {
 		return
 	}
-	wait, sat := h.load.HedgeRoom()
-	h.room.wait.Store(int64(wait))
-	h.room.saturated.Store(sat)
+	r := h.load.HedgeRoom()
+	h.room.wait.Store(int64(r.Wait))
+	h.room.busy.Store(math.Float64bits(r.Busy))
+	avg := r.Busy
+	if last := h.room.lastRead.Swap(nowNs + 1); last != 0 {
+		old := math.Float64frombits(h.room.busyAvg.Load())
+		avg = old + (r.Busy-old)*(1-math.Exp(-float64(nowNs+1-last)/float64(busyHorizon)))
+	}
+	h.room.busyAvg.Store(math.Float64bits(avg))
+	h.room.saturated.Store(r.Saturated)
 	h.room.stalled.Store(h.load.MaxSilence() >= h.Delay())
 }
 
@@ -130,10 +149,17 @@ func (h *Hedger) deferral(nowNs int64) Deferral {
 		return DeferQueueing
 	case h.room.wait.Load() > h.delay.Load():
 		return DeferTarget
-	case losing(h.outcomes.window(nowNs)):
+	case h.busy() > calmBusy && losing(h.outcomes.window(nowNs)):
 		return DeferLosing
 	}
 	return deferNone
+}
+
+// busy is the median host's share of workers taken as the loss record's
+// gate reads it: the latest reading or its average over busyHorizon,
+// whichever is higher.
+func (h *Hedger) busy() float64 {
+	return max(math.Float64frombits(h.room.busy.Load()), math.Float64frombits(h.room.busyAvg.Load()))
 }
 
 // DeferredDelay returns the delay of a deferred hedge: DeferFactor x the

@@ -1,6 +1,7 @@
 package hedge
 
 import (
+	"math"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,20 +14,24 @@ import (
 )
 
 // fakeLoad is a LoadSource with settable host state; every quantile is
-// 20ms (the hedge delay).
+// 20ms (the hedge delay). Its hosts are busy (Busy 1) unless calm is set.
 type fakeLoad struct {
 	silence   atomic.Int64
 	wait      atomic.Int64
 	saturated atomic.Bool
-	rooms     atomic.Int64 // HedgeRoom calls
+	busy      atomic.Uint64 // math.Float64bits of 1 - Busy
+	rooms     atomic.Int64  // HedgeRoom calls
 }
 
 func (f *fakeLoad) LatencyQuantile(float64) (time.Duration, bool) { return 20 * time.Millisecond, true }
 func (f *fakeLoad) MaxSilence() time.Duration                     { return time.Duration(f.silence.Load()) }
-func (f *fakeLoad) HedgeRoom() (time.Duration, bool) {
+func (f *fakeLoad) HedgeRoom() tailroute.Room {
 	f.rooms.Add(1)
-	return time.Duration(f.wait.Load()), f.saturated.Load()
+	return tailroute.Room{Wait: time.Duration(f.wait.Load()), Busy: 1 - math.Float64frombits(f.busy.Load()), Saturated: f.saturated.Load()}
 }
+
+// setBusy sets the median host's share of workers taken.
+func (f *fakeLoad) setBusy(b float64) { f.busy.Store(math.Float64bits(1 - b)) }
 
 // loadHedger returns a Hedger on src with the load rule on, whose budget
 // (100 %) and burst cap (off) never bind, so every decision is the load
@@ -179,4 +184,48 @@ func TestLossRecordDefers(t *testing.T) {
 
 	clk.Advance(DefaultOutcomeWindow)
 	assert.Equal(t, Armed, admit(h), "the record slid out of its window")
+}
+
+// TestLossRecordOnlyWhereBusy: the loss record defers hedges only while the
+// median host has more than calmBusy of its workers taken, now or on
+// average over busyHorizon; below, a lost hedge took a free worker and
+// delayed no one, and hedges fire at the delay.
+func TestLossRecordOnlyWhereBusy(t *testing.T) {
+	src := &fakeLoad{}
+	src.setBusy(0)
+	h, clk := loadHedger(t, src)
+	for i := 0; i < 20; i++ {
+		h.outcomes.add(h.nowNs(), false) // hedges have been losing
+	}
+	for _, tc := range []struct {
+		busy float64
+		want Decision
+	}{
+		{0, Armed}, {0.25, Armed}, {calmBusy, Armed}, {0.75, Deferred}, {1, Deferred},
+	} {
+		src.setBusy(tc.busy)
+		clk.Advance(roomInterval)
+		assert.Equal(t, tc.want, admit(h), "median host busy %.2f", tc.busy)
+	}
+	assert.Equal(t, uint64(2), h.Stats().Losing)
+	assert.Equal(t, 1.0, h.Stats().Busy)
+
+	// a calm moment after a busy spell: the average still says busy
+	for i := 0; i < 2; i++ {
+		clk.Advance(busyHorizon)
+		admit(h) // readings of 1, a second apart: the average reaches ~0.87
+	}
+	for i := 0; i < 20; i++ {
+		h.outcomes.add(h.nowNs(), false) // still losing
+	}
+	clk.Advance(roomInterval)
+	src.setBusy(0)
+	assert.Equal(t, Deferred, admit(h), "calm for %v after a busy spell", roomInterval)
+	assert.Greater(t, h.Stats().Busy, calmBusy)
+	clk.Advance(busyHorizon)
+	for i := 0; i < 20; i++ {
+		h.outcomes.add(h.nowNs(), false)
+	}
+	assert.Equal(t, Armed, admit(h), "calm for %v: the average is down to ~e^-1 of the spell's", busyHorizon)
+	assert.Less(t, h.Stats().Busy, calmBusy)
 }

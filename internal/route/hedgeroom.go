@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/core"
 )
 
@@ -13,7 +14,7 @@ const maxRoomHosts = 64
 
 // HedgeRoom is the load a hedging rule reads (internal/hedge.LoadSource):
 //
-//   - wait: the expected response time of the host a hedge would go to,
+//   - Wait: the expected response time of the host a hedge would go to,
 //     the median up local host by core.ExpectedResponse (the C3 inputs of
 //     the score, without the cube). A hedge goes to the second-ranked
 //     replica of its key; with the key's replicas spread over the hosts,
@@ -23,21 +24,24 @@ const maxRoomHosts = 64
 //     (WithServerWorkers, default 1) they are the score's deliberately
 //     pessimistic herd guard, not a queue, and the host's R_s (plus a
 //     polled queue) is the estimate. 0 when no host is up.
-//   - saturated: every up local host has a known worker count W_s
+//   - Busy: the median up local host's workers taken,
+//     (outstanding x w + q_s) / W_s, at most 1; 1 on a host whose W_s is
+//     unknown (the client cannot tell its queue from work in service) and
+//     when no host is up.
+//   - Saturated: every up local host has a known worker count W_s
 //     (polled, WithServerLoad) and all its workers taken:
 //     outstanding x w + q_s >= W_s. False while some host's W_s is
-//     unknown: the client cannot tell a queue from work in service there,
-//     and that host may have room.
+//     unknown: that host may have room.
 //
 // One View per host; no allocation. The hedger calls it at most once per
 // few milliseconds, not per request.
-func (p *Router[H, S]) HedgeRoom() (wait time.Duration, saturated bool) {
+func (p *Router[H, S]) HedgeRoom() tailroute.Room {
 	t := p.tbl.Load()
 	if t == nil || len(t.local) == 0 {
-		return 0, false
+		return tailroute.Room{Busy: 1}
 	}
 	now := p.clock.Now()
-	var waits [maxRoomHosts]float64
+	var waits, busy [maxRoomHosts]float64
 	n, known, full := 0, 0, 0
 	step := 1
 	if len(t.local) > maxRoomHosts {
@@ -55,18 +59,22 @@ func (p *Router[H, S]) HedgeRoom() (wait time.Duration, saturated bool) {
 			os = 0 // W_s unknown: os_s x w says nothing of a queue
 		}
 		waits[n] = core.ExpectedResponse(v.ResponseTime, v.ServiceTime, v.QueueSize, os, w, workers)
-		n++
+		busy[n] = 1
 		if v.Workers > 0 {
 			known++
-			if float64(v.Outstanding())*w+v.QueueSize >= v.Workers {
+			taken := float64(v.Outstanding())*w + v.QueueSize
+			if taken >= v.Workers {
 				full++
 			}
+			busy[n] = min(1, taken/v.Workers)
 		}
+		n++
 	}
 	if n == 0 {
-		return 0, false
+		return tailroute.Room{Busy: 1}
 	}
-	ws := waits[:n]
+	ws, bs := waits[:n], busy[:n]
 	slices.Sort(ws)
-	return time.Duration(ws[(n-1)/2]), known == n && full == known
+	slices.Sort(bs)
+	return tailroute.Room{Wait: time.Duration(ws[(n-1)/2]), Busy: bs[(n-1)/2], Saturated: known == n && full == known}
 }

@@ -19,7 +19,7 @@ type Collector struct {
 	executions, eligible, armed, fired, won, lost, suppressed, deferred *prometheus.Desc
 	noTarget, unreserved, lifted                                        *prometheus.Desc
 	inFlight, delay, deferredDelay, quantile, winReq, winHedges         *prometheus.Desc
-	reserved, targetWait                                                *prometheus.Desc
+	reserved, targetWait, busy                                          *prometheus.Desc
 }
 
 // Option configures a Collector's labels (WithSession, WithLabels; the
@@ -61,6 +61,7 @@ func New(h StatsSource, opts ...Option) *Collector {
 		winHedges:     d("window_hedges", "Hedges counted in the budget window."),
 		reserved:      d("reserved", "Budget reservations held by armed executions."),
 		targetWait:    d("target_wait_seconds", "Load rule: expected response time of the host a hedge would go to."),
+		busy:          d("busy", "Load rule: share of its workers the median host has taken, now or on average over about a second (1 where unknown)."),
 	}
 }
 
@@ -68,7 +69,7 @@ func New(h StatsSource, opts ...Option) *Collector {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.executions, c.eligible, c.armed, c.fired, c.won, c.lost, c.suppressed,
 		c.deferred, c.noTarget, c.unreserved, c.lifted, c.inFlight, c.delay, c.deferredDelay, c.quantile, c.winReq,
-		c.winHedges, c.reserved, c.targetWait} {
+		c.winHedges, c.reserved, c.targetWait, c.busy} {
 		ch <- d
 	}
 }
@@ -103,4 +104,5 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	m(c.winHedges, g, float64(s.WindowHedges))
 	m(c.reserved, g, float64(s.Reserved))
 	m(c.targetWait, g, s.TargetWait.Seconds())
+	m(c.busy, g, s.Busy)
 }

@@ -82,5 +82,6 @@ func TestCollector(t *testing.T) {
 	assert.Equal(t, 0.005, got["tailroute_hedge_delay_seconds"])
 	assert.Equal(t, 0.95, got["tailroute_hedge_quantile"])
 	assert.Equal(t, 0.0, got["tailroute_hedge_burst_lifted_total"])
-	assert.Len(t, got, 23)
+	require.Contains(t, got, "tailroute_hedge_busy")
+	assert.Len(t, got, 24)
 }
