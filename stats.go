@@ -96,7 +96,8 @@ type Hedging struct {
 	// Load rule inputs now: the expected response time of the host a
 	// hedge would go to (compared with Delay), and the median host's share
 	// of its workers taken, the latest reading or its average over about
-	// a second, whichever is higher (the loss record counts above 1/2).
+	// a second, whichever is higher (the loss record's gate: package
+	// speculative, "Load rule").
 	TargetWait time.Duration
 	Busy       float64
 	// Budget window: requests and hedges counted in the sliding window,

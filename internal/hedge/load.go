@@ -78,11 +78,12 @@ func losing(won, lost uint64) bool {
 
 // room is the Hedger's latest reading of the hosts' load.
 type room struct {
-	next      atomic.Int64  // ns since base when the reading is due again
+	// next is when the reading is due again, ns since base: the latest
+	// reading's time + roomInterval; 0 before the first reading.
+	next      atomic.Int64
 	wait      atomic.Int64  // HedgeRoom's Wait, ns
 	busy      atomic.Uint64 // HedgeRoom's Busy, math.Float64bits
 	busyAvg   atomic.Uint64 // its average over busyHorizon, math.Float64bits
-	lastRead  atomic.Int64  // 1 + ns since base of the latest reading; 0 before the first
 	saturated atomic.Bool
 	stalled   atomic.Bool // a host has been silent for at least the hedge delay
 }
@@ -101,9 +102,9 @@ func (h *Hedger) readRoom(nowNs int64) {
 	h.room.wait.Store(int64(r.Wait))
 	h.room.busy.Store(math.Float64bits(r.Busy))
 	avg := r.Busy
-	if last := h.room.lastRead.Swap(nowNs + 1); last != 0 {
+	if next != 0 { // since the previous reading, at next - roomInterval
 		old := math.Float64frombits(h.room.busyAvg.Load())
-		avg = old + (r.Busy-old)*(1-math.Exp(-float64(nowNs+1-last)/float64(busyHorizon)))
+		avg = old + (r.Busy-old)*(1-math.Exp(-float64(nowNs-next+int64(roomInterval))/float64(busyHorizon)))
 	}
 	h.room.busyAvg.Store(math.Float64bits(avg))
 	h.room.saturated.Store(r.Saturated)

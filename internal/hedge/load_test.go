@@ -14,7 +14,8 @@ import (
 )
 
 // fakeLoad is a LoadSource with settable host state; every quantile is
-// 20ms (the hedge delay). Its hosts are busy (Busy 1) unless calm is set.
+// 20ms (the hedge delay). Its hosts are busy (Busy 1) unless setBusy says
+// otherwise.
 type fakeLoad struct {
 	silence   atomic.Int64
 	wait      atomic.Int64

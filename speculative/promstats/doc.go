@@ -28,6 +28,6 @@
 // because a host was stalled), _no_target_total, _unreserved_total. Gauges:
 // tailroute_hedge_in_flight, _delay_seconds, _deferred_delay_seconds,
 // _quantile (0..1), _window_requests, _window_hedges, _reserved,
-// _target_wait_seconds, _busy (0..1). Package speculative, section Metrics, says what
-// the reasons mean.
+// _target_wait_seconds, _busy (0..1). Package speculative, section
+// Metrics, says what the reasons mean.
 package promstats
