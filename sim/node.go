@@ -114,13 +114,17 @@ func (n *Node) AdminAddr() string {
 func (n *Node) Model() ServiceModel { return n.model.Load().ServiceModel }
 
 // SetModel validates m (zero fields take defaults) and installs it at once.
-// Periodic pauses and fluctuation epochs restart their phase now.
+// Periodic pauses and fluctuation epochs restart their phase now, and the
+// fluctuation epochs replay the same sequence of fast and slow phases,
+// drawn from the node's seed (Config.Seed): two runs of one seed meet the
+// same phases from their SetModel on, so policies compared run by run face
+// the same capacity (common random numbers).
 func (n *Node) SetModel(m ServiceModel) error {
 	m = m.withDefaults()
 	if err := m.Validate(); err != nil {
 		return err
 	}
-	n.model.Store(&modelState{ServiceModel: m, base: time.Now(), seed: splitmix(n.seed + uint64(time.Now().UnixNano()))})
+	n.model.Store(&modelState{ServiceModel: m, base: time.Now(), seed: splitmix(n.seed)})
 	n.setWorkers(m.Workers)
 	return nil
 }

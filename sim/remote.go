@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net"
 	"net/http"
@@ -39,6 +40,15 @@ type NodeConfig struct {
 	MaxFrameSize    int           // as Config.MaxFrameSize
 	WriteQueueBytes int           // as Config.WriteQueueBytes
 	DownDelay       time.Duration // as Config.DownDelay (this process announces no peer's DOWN)
+}
+
+// nodeSeed mixes a node's address into the cluster's seed, so the members
+// of one cluster, started with the same Seed in their own processes, draw
+// their own service times and fluctuation phases.
+func nodeSeed(ip string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(ip))
+	return h.Sum64() * 0x9e3779b97f4a7c15
 }
 
 // StartNode starts one node of a multi-process cluster. The returned
@@ -107,7 +117,7 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Cluster, error) {
 		return nil, err
 	}
 	c.port = port
-	n := newNode(c, self, cfg.Model, uint64(cfg.Seed)^0x9e3779b97f4a7c15)
+	n := newNode(c, self, cfg.Model, uint64(cfg.Seed)^nodeSeed(self.ip))
 	c.nodes = []*Node{n}
 	c.byIP[self.ip] = n
 	n.serve(lns[0])

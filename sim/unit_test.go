@@ -204,3 +204,41 @@ func TestDefaultModelIsValid(t *testing.T) {
 	require.NoError(t, DefaultModel().Validate())
 	assert.Equal(t, DefaultModel(), ServiceModel{}.withDefaults())
 }
+
+// phases returns the node's fast (0) and slow (1) phases over its first n
+// fluctuation epochs since its latest SetModel.
+func phases(n *Node, epochs int) []byte {
+	ms := n.model.Load()
+	out := make([]byte, epochs)
+	for e := range out {
+		if ms.slowPhase(ms.base.Add(time.Duration(e) * ms.FluctuationInterval)) {
+			out[e] = 1
+		}
+	}
+	return out
+}
+
+func TestFluctuationPhasesFollowTheSeed(t *testing.T) {
+	bimodal := ServiceModel{ZeroService: true, FluctuationInterval: 100 * time.Millisecond, FluctuationD: 3}
+	run := func(seed int64) [][]byte {
+		c := startCluster(t, Config{Nodes: 3, Seed: seed, Model: ServiceModel{ZeroService: true}})
+		var out [][]byte
+		for _, n := range c.Nodes() {
+			require.NoError(t, n.SetModel(bimodal))
+			first := phases(n, 64)
+			require.NoError(t, n.SetModel(bimodal))
+			assert.Equal(t, first, phases(n, 64), "%s: a new SetModel replays the node's phases", n.IP())
+			out = append(out, first)
+		}
+		require.NoError(t, c.Close())
+		return out
+	}
+	a, b, other := run(7), run(7), run(8)
+	assert.Equal(t, a, b, "two clusters of one seed meet the same phases")
+	assert.NotEqual(t, a, other, "another seed, other phases")
+	assert.NotEqual(t, a[0], a[1], "the nodes of a cluster fluctuate independently")
+	assert.NotEqual(t, a[1], a[2])
+
+	// members started in their own processes (StartNode) with one Seed
+	assert.NotEqual(t, nodeSeed("127.0.0.1"), nodeSeed("127.0.0.2"))
+}
