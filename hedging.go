@@ -46,6 +46,12 @@ type Room struct {
 	Busy float64
 	// Saturated says every host has a known W_s and all its workers taken.
 	Saturated bool
+	// Stalled says some host is stalled by the policy's stall rule
+	// (WithStall): it owes responses and has been silent for
+	// max(StallMin, StallFactor x its response time R_s). A host whose
+	// answers come late because of its queue is not stalled: its R_s
+	// grows with the queue.
+	Stalled bool
 }
 
 // hedging returns a hedging option named name.

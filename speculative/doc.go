@@ -111,7 +111,12 @@
 // holds up are what hedging is for and the other replicas are idle rather
 // than busy. Telling a stall from a slow phase takes the source's
 // MaxSilence (SilenceSource; our tracker has it); with any other source
-// the cap is off. Stats.BurstDenied counts the executions it did not arm,
+// the cap is off. A LoadSource (our policy) also says whether the silent
+// host is stalled by the policy's own rule (Room.Stalled; WithStall:
+// silent for max(StallMin, StallFactor x its response time R_s)), and
+// only then is it a stall: under load a replica's queue holds a client's
+// requests for longer than the delay while it answers others, and its R_s
+// has grown with that queue. Stats.BurstDenied counts the executions it did not arm,
 // Stats.BurstLifted those armed over the cap because of a stall.
 //
 // The decision has to be made at Pick, before anything is known about the
@@ -146,10 +151,14 @@
 // (tailroute.WithLoadRule(false) turns it off); an armed execution's
 // hedge is deferred, in this order:
 //
-//  1. Never while some host has been silent, attempts in flight and no
-//     answer, for at least the delay d (a stall; the burst cap has the
-//     same lift): the requests a stalled host holds are what hedging is
-//     for, and the hosts a hedge goes to are idle rather than busy.
+//  1. Never while a host is stalled: it has been silent, attempts in
+//     flight and no answer, for at least the delay d, and the policy's
+//     stall rule calls it stalled (silent for several of its own response
+//     times; the burst cap has the same lift): the requests a stalled host
+//     holds are what hedging is for, and the hosts a hedge goes to are
+//     idle rather than busy. A silence that a host's queue explains is no
+//     stall: there the replicas are at their capacity and a hedge only
+//     joins a queue.
 //  2. Queueing: while every host has a known worker count W_s (polled,
 //     tailroute.WithServerLoad) and all its workers taken: outstanding x
 //     w + the polled queue (pending tasks) >= W_s. A hedge would only

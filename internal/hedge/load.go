@@ -85,7 +85,7 @@ type room struct {
 	busy      atomic.Uint64 // HedgeRoom's Busy, math.Float64bits
 	busyAvg   atomic.Uint64 // its average over busyHorizon, math.Float64bits
 	saturated atomic.Bool
-	stalled   atomic.Bool // a host has been silent for at least the hedge delay
+	stalled   atomic.Bool // a host silent for at least the hedge delay is stalled (Room.Stalled)
 }
 
 // readRoom refreshes the load reading when it is due (one caller per
@@ -108,7 +108,7 @@ func (h *Hedger) readRoom(nowNs int64) {
 	}
 	h.room.busyAvg.Store(math.Float64bits(avg))
 	h.room.saturated.Store(r.Saturated)
-	h.room.stalled.Store(h.load.MaxSilence() >= h.Delay())
+	h.room.stalled.Store(r.Stalled && h.load.MaxSilence() >= h.Delay())
 }
 
 // Reason is why an eligible execution was not armed.
@@ -140,9 +140,8 @@ func (h *Hedger) deferral(nowNs int64) Deferral {
 	if h.load == nil || !h.cfg.LoadOn {
 		return deferNone
 	}
-	h.readRoom(nowNs)
 	switch {
-	case h.room.stalled.Load():
+	case h.stalled(nowNs):
 		// a stalled host: the requests it holds are what hedging is for,
 		// and the hosts a hedge goes to are idle rather than busy
 		return deferNone

@@ -20,6 +20,7 @@ type fakeLoad struct {
 	silence   atomic.Int64
 	wait      atomic.Int64
 	saturated atomic.Bool
+	stalled   atomic.Bool   // Room.Stalled: the policy's stall rule
 	busy      atomic.Uint64 // math.Float64bits of 1 - Busy
 	rooms     atomic.Int64  // HedgeRoom calls
 }
@@ -28,7 +29,7 @@ func (f *fakeLoad) LatencyQuantile(float64) (time.Duration, bool) { return 20 * 
 func (f *fakeLoad) MaxSilence() time.Duration                     { return time.Duration(f.silence.Load()) }
 func (f *fakeLoad) HedgeRoom() tailroute.Room {
 	f.rooms.Add(1)
-	return tailroute.Room{Wait: time.Duration(f.wait.Load()), Busy: 1 - math.Float64frombits(f.busy.Load()), Saturated: f.saturated.Load()}
+	return tailroute.Room{Wait: time.Duration(f.wait.Load()), Busy: 1 - math.Float64frombits(f.busy.Load()), Saturated: f.saturated.Load(), Stalled: f.stalled.Load()}
 }
 
 // setBusy sets the median host's share of workers taken.
@@ -100,9 +101,11 @@ func TestLoadRuleQueueing(t *testing.T) {
 	assert.Equal(t, Armed, admit(h))
 }
 
-// TestLoadRuleLiftedByStall: while a host has been silent for the hedge
-// delay, the load rule and the loss record stand aside: the requests a
-// stalled host holds are what hedging is for.
+// TestLoadRuleLiftedByStall: while a host the policy calls stalled has
+// been silent for the hedge delay, the load rule and the loss record stand
+// aside: the requests a stalled host holds are what hedging is for. A host
+// silent for the delay that the policy does not call stalled (its queue
+// holds the client's requests while it answers) lifts nothing.
 func TestLoadRuleLiftedByStall(t *testing.T) {
 	src := &fakeLoad{}
 	src.saturated.Store(true)
@@ -112,6 +115,7 @@ func TestLoadRuleLiftedByStall(t *testing.T) {
 		h.outcomes.add(h.nowNs(), false) // hedges have been losing
 	}
 	src.silence.Store(int64(20 * time.Millisecond)) // = the delay
+	src.stalled.Store(true)
 	clk.Advance(roomInterval)
 	assert.Equal(t, Armed, admit(h), "stalled host: the hedge fires at the delay")
 	st := h.Stats()
@@ -121,6 +125,35 @@ func TestLoadRuleLiftedByStall(t *testing.T) {
 	clk.Advance(roomInterval)
 	assert.Equal(t, Deferred, admit(h))
 	assert.Equal(t, uint64(1), h.Stats().Queueing, "silent for less than the delay: no stall")
+
+	src.silence.Store(int64(time.Second))
+	src.stalled.Store(false)
+	clk.Advance(roomInterval)
+	assert.Equal(t, Deferred, admit(h))
+	assert.Equal(t, uint64(2), h.Stats().Queueing, "silent for long, but not stalled by the policy's rule: a queue")
+}
+
+// TestBurstCapLiftedByStall: over the burst cap, an execution is armed
+// while a host is stalled as the load rule reads it (silent for the delay
+// and stalled by the policy's rule), and only then.
+func TestBurstCapLiftedByStall(t *testing.T) {
+	src := &fakeLoad{}
+	src.setBusy(0)
+	clk := newFakeClock()
+	h, err := New(tailroute.WithSource(src), tailroute.WithClock(clk), tailroute.WithBudget(1, time.Second),
+		tailroute.WithBurstCap(time.Second, 1, 1))
+	require.NoError(t, err)
+	for i := 0; i < 10; i++ {
+		h.burst.Charge(h.nowNs(), false) // hedges fired: over the cap (1 x 100 % of the requests)
+	}
+	src.silence.Store(int64(time.Second))
+	assert.Equal(t, Deny, admit(h), "silent, not stalled: the cap binds")
+	src.stalled.Store(true)
+	clk.Advance(roomInterval)
+	assert.Equal(t, Armed, admit(h), "stalled: the cap is lifted")
+	st := h.Stats()
+	assert.Equal(t, uint64(1), st.BurstDenied)
+	assert.Equal(t, uint64(1), st.BurstLifted)
 }
 
 // TestLoadRuleOnByDefault: the rule is on without WithLoadRule; with
