@@ -47,10 +47,8 @@ type Room struct {
 	// Saturated says every host has a known W_s and all its workers taken.
 	Saturated bool
 	// Stalled says some host is stalled by the policy's stall rule
-	// (WithStall): it owes responses and has been silent for
-	// max(StallMin, StallFactor x its response time R_s). A host whose
-	// answers come late because of its queue is not stalled: its R_s
-	// grows with the queue.
+	// (WithStall), which scales with the host's own response time: a host
+	// whose answers come late because of its queue is not stalled.
 	Stalled bool
 }
 

@@ -112,10 +112,10 @@
 // than busy. Telling a stall from a slow phase takes the source's
 // MaxSilence (SilenceSource; our tracker has it); with any other source
 // the cap is off. A LoadSource (our policy) also says whether the silent
-// host is stalled by the policy's own rule (Room.Stalled; WithStall:
-// silent for max(StallMin, StallFactor x its response time R_s)), and
-// only then is it a stall: under load a replica's queue holds a client's
-// requests for longer than the delay while it answers others, and its R_s
+// host is stalled by the policy's own rule (Room.Stalled, WithStall: a
+// silence of several of the host's own response times), and only then is
+// it a stall: under load a replica's queue holds a client's requests for
+// longer than the delay while it answers others, and its response time
 // has grown with that queue. Stats.BurstDenied counts the executions it did not arm,
 // Stats.BurstLifted those armed over the cap because of a stall.
 //

@@ -32,9 +32,8 @@ const maxRoomHosts = 64
 //     (polled, WithServerLoad) and all its workers taken:
 //     outstanding x w + q_s >= W_s. False while some host's W_s is
 //     unknown: that host may have room.
-//   - Stalled: some up local host read is stalled (the rate rule's
-//     stalled: it owes responses and has been silent for
-//     max(StallMin, StallFactor x R_s), WithStall).
+//   - Stalled: some up local host it reads is stalled by the rule the
+//     rate rule uses (stalled, WithStall).
 //
 // One View per host; no allocation. The hedger calls it at most once per
 // few milliseconds, not per request.
