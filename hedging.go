@@ -46,10 +46,12 @@ type Room struct {
 	Busy float64
 	// Saturated says every host has a known W_s and all its workers taken.
 	Saturated bool
-	// Stalled says some host is stalled by the policy's stall rule
-	// (WithStall), which scales with the host's own response time: a host
-	// whose answers come late because of its queue is not stalled.
-	Stalled bool
+	// StalledFor is how long the longest-silent host that the policy's
+	// stall rule (WithStall) calls stalled has owed responses without
+	// giving one; 0 when no host is stalled. The rule scales with the
+	// host's own response time: a host whose answers come late because of
+	// its queue is not stalled.
+	StalledFor time.Duration
 }
 
 // hedging returns a hedging option named name.

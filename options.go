@@ -132,7 +132,7 @@ func WithBusy(minInFlight int, noResponse time.Duration) Option {
 // back, so a frozen host would otherwise look like spare capacity). The
 // outstanding requests already raise its score through os_s. A hedger
 // that follows the policy (WithSource(p)) reads the same rule
-// (Room.Stalled) to tell a stall from a queue. Default factor 4 and min
+// (Room.StalledFor) to tell a stall from a queue. Default factor 4 and min
 // 10ms. Allowed factor 1..1000, min 1ms..1m.
 func WithStall(factor float64, min time.Duration) Option {
 	return route("WithStall", func(s *settings.Set) {

@@ -77,10 +77,10 @@ func TestHedgeRoom(t *testing.T) {
 	assert.InDelta(t, float64(4*time.Millisecond), float64(room.Wait), float64(100*time.Microsecond), "down hosts do not count: the lower median of 2, 4, 6, 8 ms")
 }
 
-// TestHedgeRoomStalled: Stalled follows the policy's stall rule (WithStall:
-// silent, owing responses, for max(StallMin, StallFactor x R_s)), so a
-// host whose R_s has grown with its queue is not stalled by a silence a
-// fast host would be.
+// TestHedgeRoomStalled: StalledFor is the silence of a host the policy's
+// stall rule (WithStall: silent, owing responses, for max(StallMin,
+// StallFactor x R_s)) calls stalled, so a host whose R_s has grown with its
+// queue is not stalled by a silence a fast host would be.
 func TestHedgeRoomStalled(t *testing.T) {
 	p, _, clk := testPolicy(t, 3, tailroute.WithRateControl(false), tailroute.WithStall(4, 10*time.Millisecond))
 	tr := p.r.Tracker()
@@ -90,21 +90,22 @@ func TestHedgeRoomStalled(t *testing.T) {
 			h.Observe(tr.Now(), r*time.Millisecond, track.Success)
 		}
 	}
-	assert.False(t, p.HedgeRoom().Stalled, "nothing owed")
+	assert.Zero(t, p.HedgeRoom().StalledFor, "nothing owed")
 	slow := tr.Host("h2").Begin(tr.Now())
 	clk.Advance(100 * time.Millisecond)
-	assert.False(t, p.HedgeRoom().Stalled, "h2 (R_s 50 ms) silent for 100 ms: its queue, not a stall")
+	assert.Zero(t, p.HedgeRoom().StalledFor, "h2 (R_s 50 ms) silent for 100 ms: its queue, not a stall")
 	clk.Advance(100 * time.Millisecond)
-	assert.True(t, p.HedgeRoom().Stalled, "h2 silent for 200 ms = 4 x R_s")
-	tr.Host("h2").End(slow)
+	assert.Equal(t, 200*time.Millisecond, p.HedgeRoom().StalledFor, "h2 silent for 200 ms = 4 x R_s")
 
 	fast := tr.Host("h0").Begin(tr.Now())
 	clk.Advance(19 * time.Millisecond)
-	assert.False(t, p.HedgeRoom().Stalled, "h0 (R_s 5 ms) silent for 19 ms")
+	assert.Equal(t, 219*time.Millisecond, p.HedgeRoom().StalledFor, "h2 stalled; h0 (R_s 5 ms) silent for 19 ms")
+	tr.Host("h2").End(slow)
+	assert.Zero(t, p.HedgeRoom().StalledFor, "h0 (R_s 5 ms) silent for 19 ms: not stalled")
 	clk.Advance(time.Millisecond)
-	assert.True(t, p.HedgeRoom().Stalled, "h0 silent for 20 ms = 4 x R_s")
+	assert.Equal(t, 20*time.Millisecond, p.HedgeRoom().StalledFor, "h0 silent for 20 ms = 4 x R_s")
 	tr.Host("h0").End(fast)
-	assert.False(t, p.HedgeRoom().Stalled, "nothing owed")
+	assert.Zero(t, p.HedgeRoom().StalledFor, "nothing owed")
 }
 
 // BenchmarkHedgeRoom: the hedger's reading of the hosts' load (at most one

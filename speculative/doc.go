@@ -111,13 +111,14 @@
 // holds up are what hedging is for and the other replicas are idle rather
 // than busy. Telling a stall from a slow phase takes the source's
 // MaxSilence (SilenceSource; our tracker has it); with any other source
-// the cap is off. A LoadSource (our policy) also says whether the silent
-// host is stalled by the policy's own rule (Room.Stalled, WithStall: a
-// silence of several of the host's own response times), and only then is
-// it a stall: under load a replica's queue holds a client's requests for
-// longer than the delay while it answers others, and its response time
-// has grown with that queue. Stats.BurstDenied counts the executions it did not arm,
-// Stats.BurstLifted those armed over the cap because of a stall.
+// the cap is off. A LoadSource (our policy) reports the silence of the
+// hosts its own stall rule calls stalled (Room.StalledFor, WithStall: a
+// silence of several of the host's own response times), and only such a
+// host is a stall: under load a replica's queue holds a client's requests
+// for longer than the delay while it answers others, and its response
+// time has grown with that queue. Stats.BurstDenied counts the executions
+// it did not arm, Stats.BurstLifted those armed over the cap because of a
+// stall.
 //
 // The decision has to be made at Pick, before anything is known about the
 // execution's fate: gocql v1.7.0 reads Attempts() right after Pick and

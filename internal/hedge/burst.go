@@ -27,9 +27,9 @@ func (h *Hedger) burstAllows(nowNs int64) bool {
 // stalled reports whether a host is stalled as the burst cap and the load
 // rule read it: it has attempts in flight and has been silent for at least
 // the hedge delay (MaxSilence) and, with a LoadSource, the policy's stall
-// rule calls it stalled (Room.Stalled), so that a host whose queue holds a
-// client's requests for longer than the delay while it answers is not
-// taken for a stall.
+// rule calls that host stalled (Room.StalledFor), so that a host whose
+// queue holds a client's requests for longer than the delay while it
+// answers is not taken for a stall.
 func (h *Hedger) stalled(nowNs int64) bool {
 	if h.load == nil {
 		return h.silence.MaxSilence() >= h.Delay()

@@ -85,7 +85,7 @@ type room struct {
 	busy      atomic.Uint64 // HedgeRoom's Busy, math.Float64bits
 	busyAvg   atomic.Uint64 // its average over busyHorizon, math.Float64bits
 	saturated atomic.Bool
-	stalled   atomic.Bool // a host silent for at least the hedge delay is stalled (Room.Stalled)
+	stalled   atomic.Bool // a host the policy calls stalled has been silent for at least the hedge delay (Room.StalledFor)
 }
 
 // readRoom refreshes the load reading when it is due (one caller per
@@ -108,7 +108,7 @@ func (h *Hedger) readRoom(nowNs int64) {
 	}
 	h.room.busyAvg.Store(math.Float64bits(avg))
 	h.room.saturated.Store(r.Saturated)
-	h.room.stalled.Store(r.Stalled && h.load.MaxSilence() >= h.Delay())
+	h.room.stalled.Store(r.StalledFor >= h.Delay())
 }
 
 // Reason is why an eligible execution was not armed.

@@ -20,7 +20,7 @@ type fakeLoad struct {
 	silence   atomic.Int64
 	wait      atomic.Int64
 	saturated atomic.Bool
-	stalled   atomic.Bool   // Room.Stalled: the policy's stall rule
+	stalled   atomic.Bool   // the silent host is stalled by the policy's rule (Room.StalledFor = silence)
 	busy      atomic.Uint64 // math.Float64bits of 1 - Busy
 	rooms     atomic.Int64  // HedgeRoom calls
 }
@@ -29,7 +29,16 @@ func (f *fakeLoad) LatencyQuantile(float64) (time.Duration, bool) { return 20 * 
 func (f *fakeLoad) MaxSilence() time.Duration                     { return time.Duration(f.silence.Load()) }
 func (f *fakeLoad) HedgeRoom() tailroute.Room {
 	f.rooms.Add(1)
-	return tailroute.Room{Wait: time.Duration(f.wait.Load()), Busy: 1 - math.Float64frombits(f.busy.Load()), Saturated: f.saturated.Load(), Stalled: f.stalled.Load()}
+	return tailroute.Room{Wait: time.Duration(f.wait.Load()), Busy: 1 - math.Float64frombits(f.busy.Load()), Saturated: f.saturated.Load(), StalledFor: f.stalledFor()}
+}
+
+// stalledFor is Room.StalledFor: the silence, when the policy calls the
+// silent host stalled.
+func (f *fakeLoad) stalledFor() time.Duration {
+	if f.stalled.Load() {
+		return time.Duration(f.silence.Load())
+	}
+	return 0
 }
 
 // setBusy sets the median host's share of workers taken.

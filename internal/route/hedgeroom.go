@@ -32,8 +32,9 @@ const maxRoomHosts = 64
 //     (polled, WithServerLoad) and all its workers taken:
 //     outstanding x w + q_s >= W_s. False while some host's W_s is
 //     unknown: that host may have room.
-//   - Stalled: some up local host it reads is stalled by the rule the
-//     rate rule uses (stalled, WithStall).
+//   - StalledFor: the longest Silence among the up local hosts it reads
+//     that are stalled by the rule the rate rule uses (stalled,
+//     WithStall); 0 when none is.
 //
 // One View per host; no allocation. The hedger calls it at most once per
 // few milliseconds, not per request.
@@ -45,7 +46,7 @@ func (p *Router[H, S]) HedgeRoom() tailroute.Room {
 	now := p.clock.Now()
 	var waits, busy [maxRoomHosts]float64
 	n, known, full := 0, 0, 0
-	stalled := false
+	var stalledFor time.Duration
 	step := 1
 	if len(t.local) > maxRoomHosts {
 		step = (len(t.local) + maxRoomHosts - 1) / maxRoomHosts
@@ -56,7 +57,9 @@ func (p *Router[H, S]) HedgeRoom() tailroute.Room {
 			continue
 		}
 		v := e.h.View(now)
-		stalled = stalled || p.stalled(v)
+		if p.stalled(v) {
+			stalledFor = max(stalledFor, v.Silence)
+		}
 		w, workers := p.scoreWeights(v, now)
 		os := v.Outstanding()
 		if v.Workers <= 0 {
@@ -80,5 +83,5 @@ func (p *Router[H, S]) HedgeRoom() tailroute.Room {
 	ws, bs := waits[:n], busy[:n]
 	slices.Sort(ws)
 	slices.Sort(bs)
-	return tailroute.Room{Wait: time.Duration(ws[(n-1)/2]), Busy: bs[(n-1)/2], Saturated: known == n && full == known, Stalled: stalled}
+	return tailroute.Room{Wait: time.Duration(ws[(n-1)/2]), Busy: bs[(n-1)/2], Saturated: known == n && full == known, StalledFor: stalledFor}
 }
