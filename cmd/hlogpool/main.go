@@ -8,6 +8,13 @@
 //
 //	hlogpool out/A/seed*/tailroute-run.hlog
 //	hlogpool -slow 50ms -collapse 100ms -collapse-count 100 FILE...
+//	hlogpool -batch out/c4 -policies tailroute,tailroute+hedge,oracle
+//
+// With -batch, the directory is one client count of a batch
+// (docs/experiments/batch.sh: <dir>/<cell>/seed<k>/<policy>-run.hlog) and
+// the output is a Markdown table, one row per cell and policy, with each
+// policy's pooled p99 and p99.9 divided by the first policy's in the same
+// cell (the base; only cells where the base has runs are shown).
 //
 // Latencies are in microseconds, as ycsb-lite writes them. A run counts as
 // collapsed when more than -collapse-count of its operations took longer
@@ -131,10 +138,25 @@ func run(args []string, stdout, stderr io.Writer) int {
 	slow := fs.Duration("slow", 50*time.Millisecond, "report the share of operations slower than this (ycsb-lite's -slow)")
 	collapse := fs.Duration("collapse", 100*time.Millisecond, "a run collapsed when more than -collapse-count operations took longer than this")
 	count := fs.Int64("collapse-count", 100, "see -collapse")
+	batch := fs.String("batch", "", "a batch directory <dir>/<cell>/seed<k>/<policy>-run.hlog (docs/experiments/batch.sh's OUT/cN): print a table of every cell, with -policies")
+	policies := fs.String("policies", "", "with -batch: comma-separated policies; the first is the base of the ratios")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	var names []string
+	if *policies != "" {
+		names = strings.Split(*policies, ",")
+	}
 	switch {
+	case *batch != "" && len(fs.Args()) > 0:
+		fmt.Fprintf(stderr, "hlogpool: -batch %s and files given: allowed one or the other\n", *batch)
+		return 2
+	case *batch != "" && (len(names) == 0 || slices.Contains(names, "")):
+		fmt.Fprintf(stderr, "hlogpool: -policies %q: allowed one or more policy names, comma-separated, with -batch\n", *policies)
+		return 2
+	case *batch == "" && *policies != "":
+		fmt.Fprintf(stderr, "hlogpool: -policies %q: allowed only with -batch\n", *policies)
+		return 2
 	case *slow < time.Microsecond || *slow > time.Hour:
 		fmt.Fprintf(stderr, "hlogpool: -slow %v: allowed 1µs..1h\n", *slow)
 		return 2
@@ -144,6 +166,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case *count < 0:
 		fmt.Fprintf(stderr, "hlogpool: -collapse-count %d: allowed 0 or more\n", *count)
 		return 2
+	}
+	if *batch != "" {
+		if err := writeBatch(stdout, *batch, names, *slow, *collapse, *count); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		return 0
 	}
 	s, err := pool(fs.Args(), *slow, *collapse, *count)
 	if err != nil {

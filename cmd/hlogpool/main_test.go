@@ -94,3 +94,51 @@ func TestBadInput(t *testing.T) {
 	errb.Reset()
 	assert.NotEqual(t, 0, run([]string{garbage}, &out, &errb))
 }
+
+// -batch pools, per cell, the seeds in which every policy ran (the same
+// runs for every row) and divides by the first policy's pooled figures.
+func TestBatch(t *testing.T) {
+	dir := t.TempDir()
+	mk := func(cell string, seed int, policy string, values []int64) {
+		d := filepath.Join(dir, cell, "seed"+string(rune('0'+seed)))
+		require.NoError(t, os.MkdirAll(d, 0o755))
+		writeLog(t, d, policy+"-run.hlog", values)
+	}
+	fast := append(repeat(5_000, 980), repeat(20_000, 20)...) // p99 20 ms
+	slow := append(repeat(5_000, 980), repeat(40_000, 20)...) // p99 40 ms
+	for seed := 1; seed <= 2; seed++ {
+		mk("a-cell", seed, "base", slow)
+		mk("a-cell", seed, "variant", fast)
+	}
+	mk("a-cell", 3, "base", append(repeat(5_000, 800), repeat(200_000, 200)...)) // seed 3 unpaired: left out
+	mk("b-cell", 1, "variant", fast)                                             // no base: no rows
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "commands.txt"), nil, 0o644))
+
+	var out, errb bytes.Buffer
+	require.Equal(t, 0, run([]string{"-batch", dir, "-policies", "base,variant"}, &out, &errb), errb.String())
+	assert.Equal(t, `| cell | policy | runs | p99 ms | / base | p99.9 ms | / base | over 50ms | collapsed |
+|---|---|---:|---:|---:|---:|---:|---:|---:|
+| a-cell | base | 2 | 40.0 | 1.00 | 40.0 | 1.00 | 0.00 % | 0 |
+| a-cell | variant | 2 | 20.0 | 0.50 | 20.0 | 0.50 | 0.00 % | 0 |
+`, out.String())
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-batch", dir}, `-policies "": allowed one or more policy names`},
+		{[]string{"-batch", dir, "-policies", "a,,b"}, `-policies "a,,b": allowed one or more`},
+		{[]string{"-policies", "a", "x.hlog"}, `-policies "a": allowed only with -batch`},
+		{[]string{"-batch", dir, "-policies", "a", "x.hlog"}, "and files given: allowed one or the other"},
+	} {
+		errb.Reset()
+		assert.Equal(t, 2, run(tc.args, &out, &errb), tc.args)
+		assert.Contains(t, errb.String(), tc.want, tc.args)
+	}
+	errb.Reset()
+	assert.Equal(t, 1, run([]string{"-batch", dir, "-policies", "base,nobody"}, &out, &errb))
+	assert.Contains(t, errb.String(), "no <cell>/seed*/ directory holds a <policy>-run.hlog of every policy")
+	errb.Reset()
+	assert.Equal(t, 1, run([]string{"-batch", filepath.Join(dir, "missing"), "-policies", "base"}, &out, &errb))
+	assert.Contains(t, errb.String(), "missing")
+}

@@ -9,17 +9,12 @@
 #   docs/experiments/batch.sh pool /tmp/hlogpool out/c4 tailroute,tailroute+hedge
 #
 # Usage: batch.sh BIN OUT CLIENTS "SEEDS" "CELLS" POLICIES   (runs; resumes)
-#        batch.sh pool HLOGPOOL OUT/cN POLICIES              (pools)
+#        batch.sh pool HLOGPOOL OUT/cN POLICIES              (pools: hlogpool -batch)
 # Run several at once with disjoint SEEDS to use more cores.
 if [ "$1" = pool ]; then
-  HP=$2; DIR=$3; IFS=, read -ra P <<< "$4"
-  for c in "$DIR"/*/; do
-    c=$(basename "$c")
-    for p in "${P[@]}"; do
-      echo "$c $p: $($HP "$DIR"/$c/seed*/$p-run.hlog | tr '\n' ' ')"
-    done
-  done
-  exit 0
+  # a Markdown table per cell: each policy pooled over the seeds in which every policy ran, its
+  # p99 and p99.9 over the first policy's
+  exec "$2" -batch "$3" -policies "$4"
 fi
 BIN=$1; OUT=$2; CLIENTS=$3; SEEDS=$4; CELLS=$5; IFS=, read -ra P <<< "$6"
 declare -A CELL
