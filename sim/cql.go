@@ -67,7 +67,6 @@ type statement struct {
 	ifNotExists bool
 	ifExists    bool
 	// DDL
-	name        string
 	replication map[string]string
 	durable     bool
 	colSpecs    []colSpec

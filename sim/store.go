@@ -175,13 +175,3 @@ func (s *store) scan(ks, table string, from int64, exclusive bool, limit int) []
 	}
 	return out
 }
-
-func (s *store) count(ks, table string) int {
-	td := s.table(ks, table, false)
-	if td == nil {
-		return 0
-	}
-	td.mu.RLock()
-	defer td.mu.RUnlock()
-	return len(td.rows)
-}

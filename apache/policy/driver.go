@@ -49,8 +49,8 @@ func queryThreadPools(ctx context.Context, s *gocql.Session, host *gocql.HostInf
 	if host.HostID() == "" {
 		return route.ThreadPoolSample{}, errNoHostID
 	}
-	iter := s.Query(route.ThreadPoolsQuery).WithContext(ctx).Consistency(gocql.One).RetryPolicy(nil).Idempotent(false).
-		SetHostID(host.HostID()).Iter()
+	iter := s.Query(route.ThreadPoolsQuery).Consistency(gocql.One).RetryPolicy(nil).Idempotent(false).
+		SetHostID(host.HostID()).IterContext(ctx)
 	return route.ReadPoll(iter.Scan, iter.Close, func() string {
 		if h := iter.Host(); h != nil {
 			return hostID(h)

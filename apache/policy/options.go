@@ -4,14 +4,8 @@ package policy
 
 import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
-	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/route"
 )
-
-// withKeyspaceMetadata replaces Session.KeyspaceMetadata (tests, benchmarks).
-func withKeyspaceMetadata(f func(string) (*gocql.KeyspaceMetadata, error)) tailroute.Option {
-	return route.WithKeyspaceFunc(keyspaceFunc(f))
-}
 
 // keyspaceFunc adapts gocql's keyspace metadata to the router's.
 func keyspaceFunc(f func(string) (*gocql.KeyspaceMetadata, error)) route.KeyspaceFunc {

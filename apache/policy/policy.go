@@ -33,7 +33,7 @@ type Policy struct {
 func New(opts ...tailroute.Option) (*Policy, error) {
 	p := &Policy{pollQuery: queryThreadPools}
 	r, err := route.New[*gocql.HostInfo, gocql.SelectedHost](route.Hooks{
-		Classify: func(err error) track.Outcome { return classify(nil, err) },
+		Classify: func(err error) track.Outcome { return classify(context.Background(), err) },
 		Logf:     p.logf,
 	}, opts...)
 	if err != nil {

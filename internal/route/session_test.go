@@ -54,7 +54,6 @@ func TestSessions(t *testing.T) {
 // stmt is a driver statement as both drivers shape theirs: the session in
 // an unexported pointer field named session.
 type stmt struct {
-	stmt    string
 	session *fakeSession
 }
 
