@@ -77,6 +77,51 @@ func TestHedgeRoom(t *testing.T) {
 	assert.InDelta(t, float64(4*time.Millisecond), float64(room.Wait), float64(100*time.Microsecond), "down hosts do not count: the lower median of 2, 4, 6, 8 ms")
 }
 
+// TestHedgeRoomPolledOthers: a host's workers taken are the client's own
+// outstanding requests plus the other clients', read from the polled queue
+// as far as the sample counts and guessed as outstanding x (w-1) for the
+// rest (package speculative, "Load rule", rule 2).
+func TestHedgeRoomPolledOthers(t *testing.T) {
+	p, _, clk := testPolicy(t, 5, tailroute.WithRateControl(false), tailroute.WithConcurrencyWeight(4))
+	tr := p.r.Tracker()
+	var hosts []*track.Host
+	for i := 0; i < 5; i++ {
+		h := tr.Host("h" + string(rune('0'+i)))
+		for k := 0; k < 50; k++ {
+			h.Observe(tr.Now(), 4*time.Millisecond, track.Success)
+		}
+		h.ServerWorkers(4)
+		h.Begin(tr.Now())
+		hosts = append(hosts, h)
+	}
+	room := p.HedgeRoom()
+	assert.Equal(t, 1.0, room.Busy, "no poll: 1 in flight x w = 4 counts as 4 of 4 workers")
+	assert.True(t, room.Saturated)
+
+	const fresh = 100 * time.Millisecond
+	poll := func(queue float64) {
+		for _, h := range hosts {
+			h.ServerLoad(tr.Now(), queue, 0, fresh)
+		}
+	}
+	poll(0)
+	room = p.HedgeRoom()
+	assert.Equal(t, 0.25, room.Busy, "the poll shows no other client's request: 1 of 4")
+	assert.False(t, room.Saturated)
+
+	poll(3)
+	room = p.HedgeRoom()
+	assert.Equal(t, 1.0, room.Busy, "1 own + 3 others polled")
+	assert.True(t, room.Saturated)
+
+	poll(0)
+	clk.Advance(2 * fresh) // the sample fades: weight exp(-1)
+	wt := track.ServerLoadWeight(2*fresh, fresh)
+	assert.InDelta(t, (1+(1-wt)*3)/4, p.HedgeRoom().Busy, 1e-9, "the rest of the others guessed as 1 x (w-1)")
+	clk.Advance(4 * fresh)
+	assert.Equal(t, 1.0, p.HedgeRoom().Busy, "the sample no longer counts: 1 x w again")
+}
+
 // TestHedgeRoomStalled: StalledFor is the silence of a host the policy's
 // stall rule (WithStall: silent, owing responses, for max(StallMin,
 // StallFactor x R_s)) calls stalled, so a host whose R_s has grown with its

@@ -161,11 +161,17 @@
 //     stall: there the replicas are at their capacity and a hedge only
 //     joins a queue.
 //  2. Queueing: while every host has a known worker count W_s (polled,
-//     tailroute.WithServerLoad) and all its workers taken: outstanding x
-//     w + the polled queue (pending tasks) >= W_s. A hedge would only
-//     wait. While some host's W_s is unknown this test is off: the client
-//     cannot tell a queue from work in service there, and that host may
-//     have room.
+//     tailroute.WithServerLoad) and all its workers taken: the client's
+//     own outstanding requests plus the other clients' >= W_s, the others'
+//     read from the host's latest poll (its queue: active and pending tasks
+//     not the client's) while that sample counts, and guessed as
+//     outstanding x (w-1) (C3's concurrency compensation) without one. A
+//     hedge would only wait. While some host's W_s is unknown this test is
+//     off: the client cannot tell a queue from work in service there, and
+//     that host may have room. The poll is the better reading where it
+//     exists: one request of this client in flight on a host does not mean
+//     the other clients have w-1 there, and counting it so makes calm
+//     hosts look busy.
 //  3. Target wait (target_slow): while the host a hedge would go to is
 //     expected to take longer than d. Such a host is itself in the tail:
 //     its queue, not the first attempt, decides when a hedge there
@@ -180,8 +186,8 @@
 //  4. Losing: while hedges fired at d mostly lose and the hosts are
 //     busy: over the last DefaultOutcomeWindow (2s), with at least 10
 //     decided, fewer than one in three won, and the median host has more
-//     than half of its workers taken ((outstanding x w + q_s) / W_s, a
-//     host whose W_s is unknown counting as fully taken), now or on
+//     than half of its workers taken (counted as in rule 2, a host whose
+//     W_s is unknown counting as fully taken), now or on
 //     average over about the last second (an exponential average with a
 //     1s time constant). A hedge that loses on a busy host was pure extra
 //     load: it held a worker other requests waited for. On hosts with

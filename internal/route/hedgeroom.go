@@ -6,6 +6,7 @@ import (
 
 	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/core"
+	"github.com/tailroute/tailroute/internal/track"
 )
 
 // maxRoomHosts bounds the hosts HedgeRoom reads (a stack array: no
@@ -24,13 +25,13 @@ const maxRoomHosts = 64
 //     (WithServerWorkers, default 1) they are the score's deliberately
 //     pessimistic herd guard, not a queue, and the host's R_s (plus a
 //     polled queue) is the estimate. 0 when no host is up.
-//   - Busy: the median up local host's workers taken,
-//     (outstanding x w + q_s) / W_s, at most 1; 1 on a host whose W_s is
-//     unknown (the client cannot tell its queue from work in service) and
-//     when no host is up.
+//   - Busy: the median up local host's share of workers taken
+//     (workersTaken / W_s), at most 1; 1 on a host whose W_s is unknown
+//     (the client cannot tell its queue from work in service) and when no
+//     host is up.
 //   - Saturated: every up local host has a known worker count W_s
-//     (polled, WithServerLoad) and all its workers taken:
-//     outstanding x w + q_s >= W_s. False while some host's W_s is
+//     (polled, WithServerLoad) and all its workers taken
+//     (workersTaken >= W_s). False while some host's W_s is
 //     unknown: that host may have room.
 //   - StalledFor: the longest Silence among the up local hosts it reads
 //     that are stalled by the rule the rate rule uses (stalled,
@@ -69,7 +70,7 @@ func (p *Router[H, S]) HedgeRoom() tailroute.Room {
 		busy[n] = 1
 		if v.Workers > 0 {
 			known++
-			taken := float64(v.Outstanding())*w + v.QueueSize
+			taken := workersTaken(v, w)
 			if taken >= v.Workers {
 				full++
 			}
@@ -84,4 +85,19 @@ func (p *Router[H, S]) HedgeRoom() tailroute.Room {
 	slices.Sort(ws)
 	slices.Sort(bs)
 	return tailroute.Room{Wait: time.Duration(ws[(n-1)/2]), Busy: bs[(n-1)/2], Saturated: known == n && full == known, StalledFor: stalledFor}
+}
+
+// workersTaken is the requests a host is serving or queueing as the load
+// rule counts them (package speculative, "Load rule"): the client's own
+// outstanding requests plus the other clients'. Those are read from the
+// polled queue (View.ServerQueue) as far as its sample counts
+// (View.ServerLoadWeight) and guessed as outstanding x (w-1), C3's
+// concurrency compensation, for the rest; without a polled sample,
+// outstanding x w plus the queue the host reports (payload feedback).
+func workersTaken(v track.View, w float64) float64 {
+	os := float64(v.Outstanding())
+	if wt := v.ServerLoadWeight; wt > 0 {
+		return os + wt*v.ServerQueue + (1-wt)*os*(w-1)
+	}
+	return os*w + v.QueueSize
 }

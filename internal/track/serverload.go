@@ -130,6 +130,7 @@ func (h *Host) applyServerLoad(v *View, now time.Duration) bool {
 		return false
 	}
 	v.ServerLoadAge, v.ServerLoadWeight = age, w
+	v.ServerQueue = math.Float64frombits(h.load.queue.Load())
 	s, ok := h.load.svc.get()
 	if ok {
 		v.ServerServiceTime = s
