@@ -47,7 +47,7 @@ func writeBatch(w io.Writer, dir string, policies []string, slow, collapse time.
 			}
 			fmt.Fprintf(w, "| %s | %s | %d | %s | %s | %s | %s | %.2f %% | %d |\n", e.Name(), p, s.Runs,
 				ms(s.P99), ratio(s.P99, base.P99), ms(s.P999), ratio(s.P999, base.P999),
-				100*float64(s.Slow)/float64(max(s.Ops, 1)), s.Collapsed)
+				s.slowPct(), s.Collapsed)
 			rows++
 		}
 	}

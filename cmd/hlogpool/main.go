@@ -12,9 +12,9 @@
 //
 // With -batch, the directory is one client count of a batch
 // (docs/experiments/batch.sh: <dir>/<cell>/seed<k>/<policy>-run.hlog) and
-// the output is a Markdown table, one row per cell and policy, with each
-// policy's pooled p99 and p99.9 divided by the first policy's in the same
-// cell (the base; only cells where the base has runs are shown).
+// the output is a Markdown table, one row per cell and policy, each cell
+// pooled over the seeds in which every policy ran, with each policy's
+// pooled p99 and p99.9 divided by the first policy's (the base).
 //
 // Latencies are in microseconds, as ycsb-lite writes them. A run counts as
 // collapsed when more than -collapse-count of its operations took longer
@@ -111,9 +111,12 @@ func readLog(name string) (*hdrhistogram.Histogram, error) {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/float64(time.Millisecond)) }
 
+// slowPct is the share of operations over SlowAt, in per cent.
+func (s summary) slowPct() float64 { return 100 * float64(s.Slow) / float64(max(s.Ops, 1)) }
+
 func (s summary) write(w io.Writer) {
 	fmt.Fprintf(w, "runs %d, operations %d: pooled p50 %s ms, p99 %s ms, p99.9 %s ms; over %v %.2f %% (%d)\n",
-		s.Runs, s.Ops, ms(s.P50), ms(s.P99), ms(s.P999), s.SlowAt, 100*float64(s.Slow)/float64(max(s.Ops, 1)), s.Slow)
+		s.Runs, s.Ops, ms(s.P50), ms(s.P99), ms(s.P999), s.SlowAt, s.slowPct(), s.Slow)
 	kept := "none"
 	if s.MedianP99Kept > 0 {
 		kept = ms(s.MedianP99Kept) + " ms"
