@@ -70,7 +70,7 @@ func (p *Router[H, S]) HedgeRoom() tailroute.Room {
 		busy[n] = 1
 		if v.Workers > 0 {
 			known++
-			taken := workersTaken(v, w)
+			taken := workersTaken(v, w, e.h.ServerQueue())
 			if taken >= v.Workers {
 				full++
 			}
@@ -90,14 +90,14 @@ func (p *Router[H, S]) HedgeRoom() tailroute.Room {
 // workersTaken is the requests a host is serving or queueing as the load
 // rule counts them (package speculative, "Load rule"): the client's own
 // outstanding requests plus the other clients'. Those are read from the
-// polled queue (View.ServerQueue) as far as its sample counts
+// polled queue (polled, track.Host.ServerQueue) as far as its sample counts
 // (View.ServerLoadWeight) and guessed as outstanding x (w-1), C3's
 // concurrency compensation, for the rest; without a polled sample,
 // outstanding x w plus the queue the host reports (payload feedback).
-func workersTaken(v track.View, w float64) float64 {
+func workersTaken(v track.View, w, polled float64) float64 {
 	os := float64(v.Outstanding())
 	if wt := v.ServerLoadWeight; wt > 0 {
-		return os + wt*v.ServerQueue + (1-wt)*os*(w-1)
+		return os + wt*polled + (1-wt)*os*(w-1)
 	}
 	return os*w + v.QueueSize
 }

@@ -50,6 +50,13 @@ func (h *Host) ServerLoad(at time.Duration, queue float64, serviceTime, fresh ti
 	h.load.at.Store(int64(at))
 }
 
+// ServerQueue returns the latest server-load sample's queue as sampled
+// (q_s: the requests waiting or in service that this client does not count
+// in os_s, i.e. the other clients'), whatever its age; 0 without one.
+// Unlike View.QueueSize it is there for a host the client uses too; read
+// it with View.ServerLoadWeight, the weight the sample still has.
+func (h *Host) ServerQueue() float64 { return math.Float64frombits(h.load.queue.Load()) }
+
 // ServerWorkers records W_s, the number of requests the server serves at
 // once (Cassandra: active_tasks_limit of the read stage in
 // system_views.thread_pools, concurrent_reads in cassandra.yaml). View
@@ -130,7 +137,6 @@ func (h *Host) applyServerLoad(v *View, now time.Duration) bool {
 		return false
 	}
 	v.ServerLoadAge, v.ServerLoadWeight = age, w
-	v.ServerQueue = math.Float64frombits(h.load.queue.Load())
 	s, ok := h.load.svc.get()
 	if ok {
 		v.ServerServiceTime = s

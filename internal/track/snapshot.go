@@ -1,7 +1,6 @@
 package track
 
 import (
-	"math"
 	"time"
 
 	"github.com/tailroute/tailroute/tracker"
@@ -37,7 +36,7 @@ func (h *Host) Snapshot() tracker.HostSnapshot {
 	}
 	if at := h.load.at.Load(); at != 0 {
 		s.HasServerLoad, s.ServerLoadAge = true, now-time.Duration(at)
-		s.ServerQueue = math.Float64frombits(h.load.queue.Load())
+		s.ServerQueue = h.ServerQueue()
 		if v, ok := h.load.svc.get(); ok {
 			s.ServerServiceTime = time.Duration(v)
 		}

@@ -36,11 +36,6 @@ type View struct {
 	// ServerServiceTime is the polled 1/mu_s in ns (the mean over every
 	// client's requests) while the sample counts; 0 without one.
 	ServerServiceTime float64
-	// ServerQueue is the polled q_s as sampled, the requests waiting or in
-	// service that this client does not count in os_s (the other clients'),
-	// while the sample counts; 0 without one. Unlike QueueSize it is set on
-	// every host with a sample, including those the client uses.
-	ServerQueue float64
 	// Workers is W_s, the requests the server serves at once, as polled
 	// (Host.ServerWorkers); 0 when unknown.
 	Workers float64
