@@ -44,6 +44,10 @@ type Room struct {
 	// Busy is the share of its workers the median host has taken, a host
 	// whose W_s is unknown counting as fully taken (1).
 	Busy float64
+	// BusyAssumed says some host's W_s is unknown, so Busy is partly an
+	// assumption rather than a reading: the load rule acts on it at once
+	// but leaves it out of its average over time.
+	BusyAssumed bool
 	// Saturated says every host has a known W_s and all its workers taken.
 	Saturated bool
 	// StalledFor is how long the longest-silent host that the policy's

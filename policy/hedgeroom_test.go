@@ -14,7 +14,7 @@ import (
 // R_s - 1/mu_s + qeff_s/mu_s, where the client's outstanding requests count
 // only on hosts whose W_s is known (here 1/mu_s = R_s, w = 1: R_s x (1 +
 // outstanding/W_s) there, R_s elsewhere); busy is the median host's share
-// of workers taken, 1 where W_s is unknown; saturation needs every up host
+// of workers taken, 1 where W_s is unknown (then BusyAssumed); saturation needs every up host
 // to have a known W_s and all its workers taken.
 func TestHedgeRoom(t *testing.T) {
 	p, hosts, clk := testPolicy(t, 5, tailroute.WithRateControl(false))
@@ -29,6 +29,7 @@ func TestHedgeRoom(t *testing.T) {
 	assert.InDelta(t, float64(6*time.Millisecond), float64(room.Wait), float64(100*time.Microsecond), "median of 2, 4, 6, 8, 100 ms")
 	assert.False(t, room.Saturated, "no W_s known")
 	assert.Equal(t, 1.0, room.Busy, "no W_s known: every host counts as busy")
+	assert.True(t, room.BusyAssumed, "no W_s known")
 
 	// one request in flight on each of the three fastest: W_s unknown,
 	// nothing changes
@@ -46,6 +47,7 @@ func TestHedgeRoom(t *testing.T) {
 	room = p.HedgeRoom()
 	assert.InDelta(t, float64(7500*time.Microsecond), float64(room.Wait), float64(100*time.Microsecond))
 	assert.Equal(t, 0.25, room.Busy, "median of 1/4, 1/4, 1/4, 1, 1")
+	assert.True(t, room.BusyAssumed, "h3 and h4 count as busy by assumption")
 
 	// saturated only when every host has a known W_s and is full
 	for _, id := range []string{"h0", "h1", "h2"} {
@@ -60,7 +62,9 @@ func TestHedgeRoom(t *testing.T) {
 	assert.False(t, p.HedgeRoom().Saturated, "h0-h2 1 of 1, h3 2 of 2, but h4's W_s is unknown: it may have room")
 	tr.Host("h4").ServerWorkers(1)
 	a4 := tr.Host("h4").Begin(tr.Now())
-	assert.True(t, p.HedgeRoom().Saturated, "every host full")
+	room = p.HedgeRoom()
+	assert.True(t, room.Saturated, "every host full")
+	assert.False(t, room.BusyAssumed, "every W_s known")
 	tr.Host("h0").End(a0)
 	assert.False(t, p.HedgeRoom().Saturated, "h0 has a free worker again")
 	for _, a := range []track.Attempt{b3, c3} {
@@ -74,6 +78,7 @@ func TestHedgeRoom(t *testing.T) {
 
 	p.HostDown(hosts[4])
 	room = p.HedgeRoom()
+	assert.False(t, room.BusyAssumed, "the up hosts' W_s are known")
 	assert.InDelta(t, float64(4*time.Millisecond), float64(room.Wait), float64(100*time.Microsecond), "down hosts do not count: the lower median of 2, 4, 6, 8 ms")
 }
 

@@ -187,9 +187,13 @@
 //     busy: over the last DefaultOutcomeWindow (2s), with at least 10
 //     decided, fewer than one in three won, and the median host has more
 //     than half of its workers taken (counted as in rule 2, a host whose
-//     W_s is unknown counting as fully taken), now or on
-//     average over about the last second (an exponential average with a
-//     1s time constant). A hedge that loses on a busy host was pure extra
+//     W_s is unknown counting as fully taken), now or on average over
+//     about the last second (an exponential average with a 1s time
+//     constant). The average takes only readings in which every host's
+//     W_s is known (not Room.BusyAssumed): "fully taken" for a host of
+//     unknown W_s is an assumption to act on, not load to remember, so a
+//     client that has just started does not carry it into its next
+//     second. A hedge that loses on a busy host was pure extra
 //     load: it held a worker other requests waited for. On hosts with
 //     most workers free it delayed no one, so there the record is not
 //     consulted: hedges fired at p95 in a calm cluster lose one to two

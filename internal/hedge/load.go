@@ -83,7 +83,8 @@ type room struct {
 	next      atomic.Int64
 	wait      atomic.Int64  // HedgeRoom's Wait, ns
 	busy      atomic.Uint64 // HedgeRoom's Busy, math.Float64bits
-	busyAvg   atomic.Uint64 // its average over busyHorizon, math.Float64bits
+	busyAvg   atomic.Uint64 // its average over busyHorizon, math.Float64bits; readings only (not Room.BusyAssumed)
+	busyAvgAt atomic.Int64  // the time of the average's latest reading, ns since base + 1; 0 before the first
 	saturated atomic.Bool
 	stalled   atomic.Bool // a host the policy calls stalled has been silent for at least the hedge delay (Room.StalledFor)
 }
@@ -101,12 +102,15 @@ func (h *Hedger) readRoom(nowNs int64) {
 	r := h.load.HedgeRoom()
 	h.room.wait.Store(int64(r.Wait))
 	h.room.busy.Store(math.Float64bits(r.Busy))
-	avg := r.Busy
-	if next != 0 { // since the previous reading, at next - roomInterval
-		old := math.Float64frombits(h.room.busyAvg.Load())
-		avg = old + (r.Busy-old)*(1-math.Exp(-float64(nowNs-next+int64(roomInterval))/float64(busyHorizon)))
+	if !r.BusyAssumed { // a reading: the average takes it
+		avg := r.Busy
+		if at := h.room.busyAvgAt.Load(); at != 0 { // since the average's previous reading
+			old := math.Float64frombits(h.room.busyAvg.Load())
+			avg = old + (r.Busy-old)*(1-math.Exp(-float64(nowNs+1-at)/float64(busyHorizon)))
+		}
+		h.room.busyAvg.Store(math.Float64bits(avg))
+		h.room.busyAvgAt.Store(nowNs + 1)
 	}
-	h.room.busyAvg.Store(math.Float64bits(avg))
 	h.room.saturated.Store(r.Saturated)
 	h.room.stalled.Store(r.StalledFor >= h.Delay())
 }

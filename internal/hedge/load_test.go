@@ -22,6 +22,7 @@ type fakeLoad struct {
 	saturated atomic.Bool
 	stalled   atomic.Bool   // the silent host is stalled by the policy's rule (Room.StalledFor = silence)
 	busy      atomic.Uint64 // math.Float64bits of 1 - Busy
+	assumed   atomic.Bool   // Room.BusyAssumed
 	rooms     atomic.Int64  // HedgeRoom calls
 }
 
@@ -29,7 +30,7 @@ func (f *fakeLoad) LatencyQuantile(float64) (time.Duration, bool) { return 20 * 
 func (f *fakeLoad) MaxSilence() time.Duration                     { return time.Duration(f.silence.Load()) }
 func (f *fakeLoad) HedgeRoom() tailroute.Room {
 	f.rooms.Add(1)
-	return tailroute.Room{Wait: time.Duration(f.wait.Load()), Busy: 1 - math.Float64frombits(f.busy.Load()), Saturated: f.saturated.Load(), StalledFor: f.stalledFor()}
+	return tailroute.Room{Wait: time.Duration(f.wait.Load()), Busy: 1 - math.Float64frombits(f.busy.Load()), Saturated: f.saturated.Load(), StalledFor: f.stalledFor(), BusyAssumed: f.assumed.Load()}
 }
 
 // stalledFor is Room.StalledFor: the silence, when the policy calls the
@@ -271,4 +272,53 @@ func TestLossRecordOnlyWhereBusy(t *testing.T) {
 	}
 	assert.Equal(t, Armed, admit(h), "calm for %v: the average is down to ~e^-1 of the spell's", busyHorizon)
 	assert.Less(t, h.Stats().Busy, calmBusy)
+}
+
+// TestBusyAverageTakesReadingsOnly: a Busy that counts hosts of unknown
+// W_s as fully taken (Room.BusyAssumed) gates the loss record while it
+// lasts, but does not enter the average: once the hosts' W_s are known
+// and calm, hedges fire at the delay at once, not a busyHorizon later.
+func TestBusyAverageTakesReadingsOnly(t *testing.T) {
+	src := &fakeLoad{}
+	src.setBusy(1)
+	src.assumed.Store(true) // a client that has not yet learned W_s
+	h, clk := loadHedger(t, src)
+	losingRecord := func() {
+		for i := 0; i < 20; i++ {
+			h.outcomes.add(h.nowNs(), false)
+		}
+	}
+	losingRecord()
+	for i := 0; i < 10; i++ {
+		assert.Equal(t, Deferred, admit(h), "assumed fully taken: acted on at once")
+		clk.Advance(roomInterval)
+	}
+
+	src.assumed.Store(false)
+	src.setBusy(0.25)
+	losingRecord()
+	assert.Equal(t, Armed, admit(h), "the first reading: calm")
+	assert.Equal(t, 0.25, h.Stats().Busy, "the average starts at the first reading")
+
+	// a reading of a busy spell moves the average, and it stays
+	src.setBusy(1)
+	clk.Advance(busyHorizon)
+	admit(h)
+	src.setBusy(0.25)
+	clk.Advance(roomInterval)
+	losingRecord()
+	assert.Equal(t, Deferred, admit(h), "calm for %v after a measured busy spell", roomInterval)
+
+	// an assumed reading between readings leaves the average as it was
+	before := h.Stats().Busy
+	src.assumed.Store(true)
+	src.setBusy(1)
+	clk.Advance(roomInterval)
+	admit(h)
+	src.assumed.Store(false)
+	src.setBusy(0)
+	clk.Advance(roomInterval)
+	admit(h)
+	assert.InDelta(t, before*math.Exp(-float64(2*roomInterval)/float64(busyHorizon)), h.Stats().Busy, 1e-9,
+		"the average decays from its last reading; the assumed 1 is not in it")
 }

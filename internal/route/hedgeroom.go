@@ -28,7 +28,7 @@ const maxRoomHosts = 64
 //   - Busy: the median up local host's share of workers taken
 //     (workersTaken / W_s), at most 1; 1 on a host whose W_s is unknown
 //     (the client cannot tell its queue from work in service) and when no
-//     host is up.
+//     host is up; BusyAssumed then says so.
 //   - Saturated: every up local host has a known worker count W_s
 //     (polled, WithServerLoad) and all its workers taken
 //     (workersTaken >= W_s). False while some host's W_s is
@@ -42,7 +42,7 @@ const maxRoomHosts = 64
 func (p *Router[H, S]) HedgeRoom() tailroute.Room {
 	t := p.tbl.Load()
 	if t == nil || len(t.local) == 0 {
-		return tailroute.Room{Busy: 1}
+		return tailroute.Room{Busy: 1, BusyAssumed: true}
 	}
 	now := p.clock.Now()
 	var waits, busy [maxRoomHosts]float64
@@ -79,12 +79,12 @@ func (p *Router[H, S]) HedgeRoom() tailroute.Room {
 		n++
 	}
 	if n == 0 {
-		return tailroute.Room{Busy: 1}
+		return tailroute.Room{Busy: 1, BusyAssumed: true}
 	}
 	ws, bs := waits[:n], busy[:n]
 	slices.Sort(ws)
 	slices.Sort(bs)
-	return tailroute.Room{Wait: time.Duration(ws[(n-1)/2]), Busy: bs[(n-1)/2], Saturated: known == n && full == known, StalledFor: stalledFor}
+	return tailroute.Room{Wait: time.Duration(ws[(n-1)/2]), Busy: bs[(n-1)/2], Saturated: known == n && full == known, StalledFor: stalledFor, BusyAssumed: known < n}
 }
 
 // workersTaken is the requests a host is serving or queueing as the load
