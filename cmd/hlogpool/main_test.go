@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,8 +120,11 @@ func TestBatch(t *testing.T) {
 	assert.Equal(t, `| cell | policy | runs | p99 ms | / base | p99.9 ms | / base | over 50ms | collapsed |
 |---|---|---:|---:|---:|---:|---:|---:|---:|
 | a-cell | base | 2 | 40.0 | 1.00 | 40.0 | 1.00 | 0.00 % | 0 |
-| a-cell | variant | 2 | 20.0 | 0.50 | 20.0 | 0.50 | 0.00 % | 0 |
+| a-cell | variant | 2 | 20.0 | 0.50 (0.50-0.50) | 20.0 | 0.50 (0.50-0.50) | 0.00 % | 0 |
 `, out.String())
+	out.Reset()
+	require.Equal(t, 0, run([]string{"-batch", dir, "-policies", "base,variant", "-resamples", "0"}, &out, &errb), errb.String())
+	assert.Contains(t, out.String(), "| a-cell | variant | 2 | 20.0 | 0.50 | 20.0 | 0.50 | 0.00 % | 0 |\n", "-resamples 0: no intervals")
 
 	for _, tc := range []struct {
 		args []string
@@ -130,6 +134,7 @@ func TestBatch(t *testing.T) {
 		{[]string{"-batch", dir, "-policies", "a,,b"}, `-policies "a,,b": allowed one or more`},
 		{[]string{"-policies", "a", "x.hlog"}, `-policies "a": allowed only with -batch`},
 		{[]string{"-batch", dir, "-policies", "a", "x.hlog"}, "and files given: allowed one or the other"},
+		{[]string{"-batch", dir, "-policies", "a", "-resamples", "-1"}, "-resamples -1: allowed 0..1000000"},
 	} {
 		errb.Reset()
 		assert.Equal(t, 2, run(tc.args, &out, &errb), tc.args)
@@ -141,4 +146,56 @@ func TestBatch(t *testing.T) {
 	errb.Reset()
 	assert.Equal(t, 1, run([]string{"-batch", filepath.Join(dir, "missing"), "-policies", "base"}, &out, &errb))
 	assert.Contains(t, errb.String(), "missing")
+}
+
+// The pooled quantiles of a resample are hdrhistogram's: with every run
+// drawn once, they equal ValueAtQuantile of the merged histogram.
+func TestGridQuantiles(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	var runs []*hdrhistogram.Histogram
+	all := hdrhistogram.New(1, maxLatencyUs, 3)
+	for r := 0; r < 5; r++ {
+		h := hdrhistogram.New(1, maxLatencyUs, 3)
+		for i := 0; i < 3000; i++ {
+			require.NoError(t, h.RecordValue(1000+int64(rng.ExpFloat64()*float64(4000*(r+1)))))
+		}
+		all.Merge(h)
+		runs = append(runs, h)
+	}
+	g := newRunGrid([][]*hdrhistogram.Histogram{runs})
+	pcts := []float64{0, 50, 99, 99.9, 100}
+	got := g.quantiles(0, []int{0, 1, 2, 3, 4}, pcts, make([]int64, len(g.values)))
+	for k, p := range pcts[1:] {
+		assert.Equal(t, all.ValueAtQuantile(p), got[k+1], "p%v", p)
+	}
+}
+
+// The interval is a paired bootstrap over the seeds: a variant twice as
+// fast in every seed has a point interval; one whose gain depends on the
+// seed has an interval around its pooled ratio, as wide as the seeds
+// disagree.
+func TestRatioIntervals(t *testing.T) {
+	hist := func(p99 int64) *hdrhistogram.Histogram {
+		h := hdrhistogram.New(1, maxLatencyUs, 3)
+		for _, v := range append(repeat(5_000, 980), repeat(p99, 20)...) {
+			require.NoError(t, h.RecordValue(v))
+		}
+		return h
+	}
+	var base, steady, mixed []*hdrhistogram.Histogram
+	for s := 0; s < 8; s++ {
+		base = append(base, hist(40_000))
+		steady = append(steady, hist(20_000))
+		mixed = append(mixed, hist([]int64{20_000, 60_000}[s%2]))
+	}
+	lo, hi := ratioIntervals([][]*hdrhistogram.Histogram{base, steady, mixed}, []float64{99}, 500)
+	assert.InDelta(t, 1, lo[0][0], 1e-9)
+	assert.InDelta(t, 1, hi[0][0], 1e-9)
+	assert.InDelta(t, 0.5, lo[1][0], 0.01)
+	assert.InDelta(t, 0.5, hi[1][0], 0.01)
+	assert.Less(t, lo[2][0], 0.9, "mixed: the draws with mostly fast seeds")
+	assert.Greater(t, hi[2][0], 1.1, "mixed: the draws with mostly slow seeds")
+	lo2, hi2 := ratioIntervals([][]*hdrhistogram.Histogram{base, steady, mixed}, []float64{99}, 500)
+	assert.Equal(t, lo, lo2, "seeded: the same table every time")
+	assert.Equal(t, hi, hi2)
 }
