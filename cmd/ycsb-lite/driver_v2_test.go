@@ -62,7 +62,7 @@ func TestDriverV2(t *testing.T) {
 			if _, ok := st["policy"]; !ok {
 				t.Errorf("tailroute+hedge: no base policy stats in %v", res.PolicyStats)
 			}
-			if hs := res.HedgeStats; hs == nil || float64(hs.Executions) != h["executions"] {
+			if hs := res.HedgeStats; hs == nil || hs.Executions < 400 || float64(hs.Executions) >= h["executions"].(float64) {
 				t.Errorf("tailroute+hedge: hedge_stats %+v, hedging %v", hs, h)
 			}
 		}

@@ -178,6 +178,7 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 		}
 	}
 	shift := &shiftResults{}
+	hedgeStart := hedgingOf(clients) // the load phase and the warm-up are not the run's
 	runStart := time.Now()
 	env := r.newScenarioEnv(name, cl, run, db, runStart, shift)
 	m.EnableSeries(runStart, o.series)
@@ -213,7 +214,7 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 
 	_ = idx
 	return r.resultOf(policyRun{name: name, cl: cl, clients: clients, run: run, res: res, m: m,
-		startWin: startWin, runStart: runStart, env: env, extra: shift.get()}), nil
+		startWin: startWin, hedgeStart: hedgeStart, runStart: runStart, env: env, extra: shift.get()}), nil
 }
 
 // warnf prints a problem that does not stop the run.

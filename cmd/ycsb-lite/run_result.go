@@ -15,16 +15,17 @@ import (
 
 // policyRun is one policy's finished run phase, as resultOf reports it.
 type policyRun struct {
-	name     string
-	cl       *sim.Cluster // nil against external hosts
-	clients  []*client
-	run      *clientRuns
-	res      ycsb.Result
-	m        *ycsb.Measurements
-	startWin map[string]int // each node's served-window count when the run started
-	runStart time.Time
-	env      *scenarioEnv
-	extra    []ycsb.Result // workload-shift results
+	name       string
+	cl         *sim.Cluster // nil against external hosts
+	clients    []*client
+	run        *clientRuns
+	res        ycsb.Result
+	m          *ycsb.Measurements
+	startWin   map[string]int      // each node's served-window count when the run started
+	hedgeStart []tailroute.Hedging // each client's hedger when the run started (hedged policies)
+	runStart   time.Time
+	env        *scenarioEnv
+	extra      []ycsb.Result // workload-shift results
 }
 
 // resultOf builds the report of a run phase.
@@ -99,12 +100,8 @@ func (r *runner) resultOf(p policyRun) *report.PolicyResult {
 		}
 		pr.Fault = faultStats(node, fStart, fEnd, runStart, wins)
 	}
-	if clients[0].inst.hedging != nil {
-		hs := make([]tailroute.Hedging, len(clients))
-		for i, c := range clients {
-			hs[i] = c.inst.hedging()
-		}
-		pr.HedgeStats = report.HedgeStatsOf(hs)
+	if end := hedgingOf(clients); end != nil {
+		pr.HedgeStats = report.HedgeStatsOf(p.hedgeStart, end)
 	}
 	if len(clients) == 1 {
 		if st := clients[0].inst.stats; st != nil {
@@ -118,4 +115,16 @@ func (r *runner) resultOf(p policyRun) *report.PolicyResult {
 		pr.PolicyStats = report.JSONView(all)
 	}
 	return pr
+}
+
+// hedgingOf reads every client's hedger; nil for an unhedged policy.
+func hedgingOf(clients []*client) []tailroute.Hedging {
+	if clients[0].inst.hedging == nil {
+		return nil
+	}
+	hs := make([]tailroute.Hedging, len(clients))
+	for i, c := range clients {
+		hs[i] = c.inst.hedging()
+	}
+	return hs
 }

@@ -8,8 +8,9 @@ import (
 	"github.com/tailroute/tailroute"
 )
 
-// HedgeStats is what hedging did and cost in one policy's run, summed over
-// its clients' hedgers (tailroute.Hedging).
+// HedgeStats is what hedging did and cost in one policy's run phase, summed
+// over its clients' hedgers (tailroute.Hedging): the load phase and the
+// warm-up, which the same hedgers see, are left out.
 type HedgeStats struct {
 	Executions uint64 `json:"executions"`
 	Armed      uint64 `json:"armed"`
@@ -27,21 +28,27 @@ type HedgeStats struct {
 	ExtraPct float64 `json:"extra_pct"`
 }
 
-// HedgeStatsOf sums the counters of a run's hedgers (one per client).
-func HedgeStatsOf(hs []tailroute.Hedging) *HedgeStats {
+// HedgeStatsOf sums the counters of a run's hedgers (one per client) over
+// the run: each hedger's counters at its end (end[i]) minus those at its
+// start (start[i]; nil start: from zero).
+func HedgeStatsOf(start, end []tailroute.Hedging) *HedgeStats {
 	var sum tailroute.Hedging
-	for _, h := range hs {
-		sum.Executions += h.Executions
-		sum.Armed += h.Armed
-		sum.Hedges += h.Hedges
-		sum.Won += h.Won
-		sum.Lost += h.Lost
-		sum.BudgetDenied += h.BudgetDenied
-		sum.Losing += h.Losing
-		sum.BurstDenied += h.BurstDenied
-		sum.Queueing += h.Queueing
-		sum.TargetSlow += h.TargetSlow
-		sum.TooFewHosts += h.TooFewHosts
+	for i, h := range end {
+		var s tailroute.Hedging
+		if start != nil {
+			s = start[i]
+		}
+		sum.Executions += h.Executions - s.Executions
+		sum.Armed += h.Armed - s.Armed
+		sum.Hedges += h.Hedges - s.Hedges
+		sum.Won += h.Won - s.Won
+		sum.Lost += h.Lost - s.Lost
+		sum.BudgetDenied += h.BudgetDenied - s.BudgetDenied
+		sum.Losing += h.Losing - s.Losing
+		sum.BurstDenied += h.BurstDenied - s.BurstDenied
+		sum.Queueing += h.Queueing - s.Queueing
+		sum.TargetSlow += h.TargetSlow - s.TargetSlow
+		sum.TooFewHosts += h.TooFewHosts - s.TooFewHosts
 	}
 	out := &HedgeStats{Executions: sum.Executions, Armed: sum.Armed, Fired: sum.Hedges, Won: sum.Won, Lost: sum.Lost,
 		Suppressed: map[string]uint64{}, Deferred: map[string]uint64{}, ExtraPct: sum.ExtraPct()}

@@ -116,11 +116,16 @@ func TestWritePlots(t *testing.T) {
 	}
 }
 
-// HedgeStatsOf sums the clients' hedgers; the table prints one hedging line
-// per hedged policy with every suppression reason.
+// HedgeStatsOf sums the clients' hedgers over the run (end minus start);
+// the table prints one hedging line per hedged policy with every
+// suppression reason.
 func TestHedgeStats(t *testing.T) {
-	hs := HedgeStatsOf([]tailroute.Hedging{
-		{Executions: 1000, Armed: 900, Hedges: 30, Won: 10, Lost: 18, BudgetDenied: 50, TargetSlow: 40, Losing: 5},
+	start := []tailroute.Hedging{
+		{Executions: 300, Armed: 200, Hedges: 3, Won: 1, Lost: 2, BudgetDenied: 10, TargetSlow: 4, Losing: 100},
+		{}, // a client that sent nothing before the run
+	}
+	hs := HedgeStatsOf(start, []tailroute.Hedging{
+		{Executions: 1300, Armed: 1100, Hedges: 33, Won: 11, Lost: 20, BudgetDenied: 60, TargetSlow: 44, Losing: 105},
 		{Executions: 1000, Armed: 950, Hedges: 20, Won: 15, Lost: 5, Queueing: 7, BurstDenied: 3, TooFewHosts: 1},
 	})
 	require.Equal(t, &HedgeStats{Executions: 2000, Armed: 1850, Fired: 50, Won: 25, Lost: 23, ExtraPct: 2.5,
@@ -131,6 +136,7 @@ func TestHedgeStats(t *testing.T) {
 	require.NoError(t, r.WriteTable(&b))
 	assert.Contains(t, b.String(), "tailroute+hedge hedging: armed 1850, fired 50 (2.50% extra requests), won 25, lost 23; suppressed: budget 50, burst 3, too_few_hosts 1; deferred: queueing 7, target_slow 40, losing 5\n")
 	assert.Equal(t, 1, strings.Count(b.String(), "hedging:"), "no line for the unhedged policy")
+	assert.Equal(t, uint64(2300), HedgeStatsOf(nil, []tailroute.Hedging{{Executions: 1300}, {Executions: 1000}}).Executions, "no start: from zero")
 }
 
 // TestLogTicksReadable: the latency axes label 1, 2 and 5 times each power
