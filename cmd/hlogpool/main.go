@@ -173,6 +173,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	resamplesSet := false
+	fs.Visit(func(f *flag.Flag) { resamplesSet = resamplesSet || f.Name == "resamples" })
 	var names []string
 	if *policies != "" {
 		names = strings.Split(*policies, ",")
@@ -192,6 +194,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	case *collapse < time.Microsecond || *collapse > time.Hour:
 		fmt.Fprintf(stderr, "hlogpool: -collapse %v: allowed 1µs..1h\n", *collapse)
+		return 2
+	case *batch == "" && resamplesSet:
+		fmt.Fprintf(stderr, "hlogpool: -resamples %d: allowed only with -batch\n", *resamples)
 		return 2
 	case *resamples < 0 || *resamples > 1_000_000:
 		fmt.Fprintf(stderr, "hlogpool: -resamples %d: allowed 0..1000000\n", *resamples)

@@ -135,6 +135,7 @@ func TestBatch(t *testing.T) {
 		{[]string{"-policies", "a", "x.hlog"}, `-policies "a": allowed only with -batch`},
 		{[]string{"-batch", dir, "-policies", "a", "x.hlog"}, "and files given: allowed one or the other"},
 		{[]string{"-batch", dir, "-policies", "a", "-resamples", "-1"}, "-resamples -1: allowed 0..1000000"},
+		{[]string{"-resamples", "10", "x.hlog"}, "-resamples 10: allowed only with -batch"},
 	} {
 		errb.Reset()
 		assert.Equal(t, 2, run(tc.args, &out, &errb), tc.args)
