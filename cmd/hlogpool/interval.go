@@ -20,28 +20,27 @@ type runGrid struct {
 }
 
 func newRunGrid(runs [][]*hdrhistogram.Histogram) runGrid {
+	bars := make([][][]hdrhistogram.Bar, len(runs)) // each run's non-empty buckets, read once
 	var values []int64
-	for _, pr := range runs {
-		for _, h := range pr {
-			for _, b := range h.Distribution() {
-				if b.Count > 0 {
-					values = append(values, b.To)
-				}
+	for p, pr := range runs {
+		bars[p] = make([][]hdrhistogram.Bar, len(pr))
+		for r, h := range pr {
+			bars[p][r] = slices.DeleteFunc(h.Distribution(), func(b hdrhistogram.Bar) bool { return b.Count == 0 })
+			for _, b := range bars[p][r] {
+				values = append(values, b.To)
 			}
 		}
 	}
 	slices.Sort(values)
 	values = slices.Compact(values)
 	g := runGrid{values: values, counts: make([][][]int64, len(runs))}
-	for p, pr := range runs {
+	for p, pr := range bars {
 		g.counts[p] = make([][]int64, len(pr))
-		for r, h := range pr {
+		for r, bs := range pr {
 			c := make([]int64, len(values))
-			for _, b := range h.Distribution() {
-				if b.Count > 0 {
-					i, _ := slices.BinarySearch(values, b.To)
-					c[i] += b.Count
-				}
+			for _, b := range bs {
+				i, _ := slices.BinarySearch(values, b.To)
+				c[i] += b.Count
 			}
 			g.counts[p][r] = c
 		}
