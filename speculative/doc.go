@@ -64,6 +64,9 @@
 // the source has no estimate. It is an atomic read; the value is recomputed
 // at most once per refresh interval (default 100ms) by whichever eligible
 // query first notices it is due (compare-and-swap, no lock, no goroutine).
+// While the source has no estimate (a client that has just started) it is
+// due again after 5ms, so hedging starts within milliseconds of the
+// source's first estimate rather than up to a refresh interval later.
 //
 // Budget pressure raises the quantile. A delay at p95 fires for ~5% of
 // requests, i.e. the whole default budget: the budget then runs out about
@@ -189,11 +192,16 @@
 //     than half of its workers taken (counted as in rule 2, a host whose
 //     W_s is unknown counting as fully taken), now or on average over
 //     about the last second (an exponential average with a 1s time
-//     constant). The average takes only readings in which every host's
-//     W_s is known (not Room.BusyAssumed): "fully taken" for a host of
-//     unknown W_s is an assumption to act on, not load to remember, so a
-//     client that has just started does not carry it into its next
-//     second. A hedge that loses on a busy host was pure extra
+//     constant, each reading weighted by the time it covers and the sum
+//     divided by the weight of the time covered, so that until the
+//     readings span about a second it is close to their plain average: a
+//     client's first readings count for the milliseconds they cover, not
+//     for a whole second). The average
+//     takes only readings in which every host's W_s is known (not
+//     Room.BusyAssumed): "fully taken" for a host of unknown W_s is an
+//     assumption to act on, not load to remember, so a client that has
+//     just started does not carry it into its next second. A hedge that
+//     loses on a busy host was pure extra
 //     load: it held a worker other requests waited for. On hosts with
 //     most workers free it delayed no one, so there the record is not
 //     consulted: hedges fired at p95 in a calm cluster lose one to two

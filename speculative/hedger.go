@@ -52,8 +52,8 @@ func (h *Hedger) Recorder() *Recorder { return h.rec }
 func (h *Hedger) Delay() time.Duration { return h.core.Delay() }
 
 // Refresh recomputes the hedge delay from the source now. The Hedger also
-// does it by itself at most once per refresh interval, on the path of an
-// eligible query.
+// does it by itself when it is due (package doc, "Hedge delay"), on the
+// path of an eligible query.
 func (h *Hedger) Refresh() { h.core.Refresh() }
 
 // Quantile returns the effective quantile the delay currently follows: the

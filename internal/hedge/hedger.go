@@ -117,8 +117,9 @@ func (h *Hedger) nowNs() int64 { return int64(h.cfg.Clock.Now() - h.base) }
 func (h *Hedger) Delay() time.Duration { return time.Duration(h.delay.Load()) }
 
 // Refresh recomputes the hedge delay from the source now. The Hedger also
-// does it by itself at most once per refresh interval, on the path of an
-// eligible query (one caller wins a compare-and-swap and does the work).
+// does it by itself when it is due, once per refresh interval (every
+// 5ms while the source has no estimate), on the path of an eligible query
+// (one caller wins a compare-and-swap and does the work).
 func (h *Hedger) Refresh() {
 	now := h.nowNs()
 	h.nextRefresh.Store(now + int64(h.cfg.Refresh))
@@ -148,20 +149,27 @@ func (h *Hedger) refresh(now int64) {
 			h.effQuantile.Store(math.Float64bits(1 - h.exceed))
 		}
 	}
-	h.delay.Store(int64(h.computeDelay(1 - h.exceed)))
+	d, ok := h.computeDelay(1 - h.exceed)
+	h.delay.Store(int64(d))
+	if !ok { // no estimate yet: look again soon, not a refresh interval later
+		h.nextRefresh.Store(now + int64(roomInterval))
+	}
 }
 
-func (h *Hedger) computeDelay(q float64) time.Duration {
+// computeDelay returns the delay for quantile q: the source's estimate
+// clamped to [MinDelay, MaxDelay], or MaxDelay and false while the source
+// has none.
+func (h *Hedger) computeDelay(q float64) (time.Duration, bool) {
 	d, ok := h.cfg.Source.LatencyQuantile(q)
 	switch {
 	case !ok:
-		return h.cfg.MaxDelay
+		return h.cfg.MaxDelay, false
 	case d < h.cfg.MinDelay:
-		return h.cfg.MinDelay
+		return h.cfg.MinDelay, true
 	case d > h.cfg.MaxDelay:
-		return h.cfg.MaxDelay
+		return h.cfg.MaxDelay, true
 	}
-	return d
+	return d, true
 }
 
 func (h *Hedger) maybeRefresh(nowNs int64) {

@@ -81,6 +81,26 @@ func TestDelayRefreshesOncePerInterval(t *testing.T) {
 	assert.Equal(t, calls+1, src.calls.Load(), "one refresh per interval")
 }
 
+func TestDelayLooksAgainSoonWithoutEstimate(t *testing.T) {
+	clk := newFakeClock()
+	src := &fakeSource{}
+	h, err := New(tailroute.WithSource(src), tailroute.WithClock(clk), tailroute.WithRefreshInterval(time.Second))
+	require.NoError(t, err)
+	require.Equal(t, tailroute.DefaultMaxDelay, h.Delay(), "no estimate: max")
+
+	src.set(10*time.Millisecond, true)
+	clk.Advance(roomInterval)
+	h.maybeRefresh(h.nowNs())
+	assert.Equal(t, 10*time.Millisecond, h.Delay(), "the first estimate is taken %v later, not a refresh interval", roomInterval)
+
+	calls := src.calls.Load()
+	src.set(30*time.Millisecond, true)
+	clk.Advance(roomInterval)
+	h.maybeRefresh(h.nowNs())
+	assert.Equal(t, 10*time.Millisecond, h.Delay(), "with an estimate, the refresh interval again")
+	assert.Equal(t, calls, src.calls.Load())
+}
+
 func TestDefaults(t *testing.T) {
 	h, err := New()
 	require.NoError(t, err)

@@ -83,7 +83,9 @@ type room struct {
 	next      atomic.Int64
 	wait      atomic.Int64  // HedgeRoom's Wait, ns
 	busy      atomic.Uint64 // HedgeRoom's Busy, math.Float64bits
-	busyAvg   atomic.Uint64 // its average over busyHorizon, math.Float64bits; readings only (not Room.BusyAssumed)
+	busyAvg   atomic.Uint64 // its average over busyHorizon (busySum / busyCover), math.Float64bits; readings only (not Room.BusyAssumed)
+	busySum   atomic.Uint64 // the readings, each weighted by the time it covers and decayed by busyHorizon, math.Float64bits
+	busyCover atomic.Uint64 // the weight of the time the readings cover, in (0, 1], math.Float64bits
 	busyAvgAt atomic.Int64  // the time of the average's latest reading, ns since base + 1; 0 before the first
 	saturated atomic.Bool
 	stalled   atomic.Bool // a host the policy calls stalled has been silent for at least the hedge delay (Room.StalledFor)
@@ -103,16 +105,34 @@ func (h *Hedger) readRoom(nowNs int64) {
 	h.room.wait.Store(int64(r.Wait))
 	h.room.busy.Store(math.Float64bits(r.Busy))
 	if !r.BusyAssumed { // a reading: the average takes it
-		avg := r.Busy
-		if at := h.room.busyAvgAt.Load(); at != 0 { // since the average's previous reading
-			old := math.Float64frombits(h.room.busyAvg.Load())
-			avg = old + (r.Busy-old)*(1-math.Exp(-float64(nowNs+1-at)/float64(busyHorizon)))
-		}
-		h.room.busyAvg.Store(math.Float64bits(avg))
-		h.room.busyAvgAt.Store(nowNs + 1)
+		h.room.average(nowNs, r.Busy)
 	}
 	h.room.saturated.Store(r.Saturated)
 	h.room.stalled.Store(r.StalledFor >= h.Delay())
+}
+
+// average adds a reading of the median host's share of workers taken to
+// the average the loss record's gate reads: an exponential average with
+// time constant busyHorizon, each reading weighted by the time since the
+// previous one (the first by roomInterval), divided by the weight of the
+// time the readings cover. Until they cover about busyHorizon, it is the
+// average of the readings so far, so a client's first readings weigh the
+// milliseconds they cover, not a whole busyHorizon. Called by readRoom's
+// one caller per interval.
+func (r *room) average(nowNs int64, busy float64) {
+	dt := int64(roomInterval)
+	if at := r.busyAvgAt.Load(); at != 0 {
+		dt = nowNs + 1 - at
+	}
+	a := 1 - math.Exp(-float64(dt)/float64(busyHorizon))
+	sum := math.Float64frombits(r.busySum.Load())
+	cover := math.Float64frombits(r.busyCover.Load())
+	sum += (busy - sum) * a
+	cover += (1 - cover) * a
+	r.busySum.Store(math.Float64bits(sum))
+	r.busyCover.Store(math.Float64bits(cover))
+	r.busyAvg.Store(math.Float64bits(sum / cover))
+	r.busyAvgAt.Store(nowNs + 1)
 }
 
 // Reason is why an eligible execution was not armed.

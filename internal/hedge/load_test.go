@@ -298,7 +298,7 @@ func TestBusyAverageTakesReadingsOnly(t *testing.T) {
 	src.setBusy(0.25)
 	losingRecord()
 	assert.Equal(t, Armed, admit(h), "the first reading: calm")
-	assert.Equal(t, 0.25, h.Stats().Busy, "the average starts at the first reading")
+	assert.InDelta(t, 0.25, h.Stats().Busy, 1e-12, "the average starts at the first reading")
 
 	// a reading of a busy spell moves the average, and it stays
 	src.setBusy(1)
@@ -310,7 +310,11 @@ func TestBusyAverageTakesReadingsOnly(t *testing.T) {
 	assert.Equal(t, Deferred, admit(h), "calm for %v after a measured busy spell", roomInterval)
 
 	// an assumed reading between readings leaves the average as it was
-	before := h.Stats().Busy
+	var want room
+	want.busySum.Store(h.room.busySum.Load())
+	want.busyCover.Store(h.room.busyCover.Load())
+	want.busyAvgAt.Store(h.room.busyAvgAt.Load())
+	want.average(h.nowNs()+int64(2*roomInterval), 0)
 	src.assumed.Store(true)
 	src.setBusy(1)
 	clk.Advance(roomInterval)
@@ -319,6 +323,39 @@ func TestBusyAverageTakesReadingsOnly(t *testing.T) {
 	src.setBusy(0)
 	clk.Advance(roomInterval)
 	admit(h)
-	assert.InDelta(t, before*math.Exp(-float64(2*roomInterval)/float64(busyHorizon)), h.Stats().Busy, 1e-9,
-		"the average decays from its last reading; the assumed 1 is not in it")
+	assert.InDelta(t, math.Float64frombits(want.busyAvg.Load()), h.Stats().Busy, 1e-12,
+		"the average takes the reading 0 after its last reading; the assumed 1 is not in it")
+}
+
+// A client's first readings count for the time they cover: a busy first
+// reading does not hold the loss record's gate open for a second, while a
+// busy spell that lasted keeps it open through a calm moment.
+func TestBusyAverageWeighsTimeCovered(t *testing.T) {
+	src := &fakeLoad{}
+	h, clk := loadHedger(t, src)
+	read := func(busy float64, d time.Duration) { // readings every roomInterval for d
+		src.setBusy(busy)
+		for end := clk.Now() + d; clk.Now() < end; clk.Advance(roomInterval) {
+			admit(h)
+		}
+	}
+	losingRecord := func() {
+		for i := 0; i < 20; i++ {
+			h.outcomes.add(h.nowNs(), false)
+		}
+	}
+
+	read(1, 20*time.Millisecond) // a start-up burst
+	read(0.25, 200*time.Millisecond)
+	assert.InDelta(t, (0.02*1+0.2*0.25)/0.22, h.Stats().Busy, 0.03,
+		"about the time-weighted mean of the readings so far")
+	losingRecord()
+	src.setBusy(0.25)
+	assert.Equal(t, Armed, admit(h), "200ms calm after a 20ms burst: calm")
+
+	read(1, 3*time.Second)
+	read(0.25, 100*time.Millisecond)
+	assert.Greater(t, h.Stats().Busy, 0.8, "after seconds busy, a tenth of a second calm weighs a tenth")
+	losingRecord()
+	assert.Equal(t, Deferred, admit(h), "calm for 100ms after seconds busy: still busy")
 }
