@@ -166,8 +166,10 @@
 //  2. Queueing: while every host has a known worker count W_s (polled,
 //     tailroute.WithServerLoad) and all its workers taken: the client's
 //     own outstanding requests plus the other clients' >= W_s, the others'
-//     read from the host's latest poll (its queue: active and pending tasks
-//     not the client's) while that sample counts, and guessed as
+//     read from the host's latest poll (its queue beyond this client's
+//     requests as C3's score counts them: active and pending tasks less
+//     w_eff x os_s, w_eff the concurrency weight in force) while that
+//     sample counts, and guessed as
 //     outstanding x (w-1) (C3's concurrency compensation) without one. A
 //     hedge would only wait. While some host's W_s is unknown this test is
 //     off: the client cannot tell a queue from work in service there, and

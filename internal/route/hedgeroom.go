@@ -90,10 +90,13 @@ func (p *Router[H, S]) HedgeRoom() tailroute.Room {
 // workersTaken is the requests a host is serving or queueing as the load
 // rule counts them (package speculative, "Load rule"): the client's own
 // outstanding requests plus the other clients'. Those are read from the
-// polled queue (polled, track.Host.ServerQueue) as far as its sample counts
-// (View.ServerLoadWeight) and guessed as outstanding x (w-1), C3's
-// concurrency compensation, for the rest; without a polled sample,
-// outstanding x w plus the queue the host reports (payload feedback).
+// polled queue (polled, track.Host.ServerQueue: C3's q_s, the host's active
+// and pending tasks less this client's in flight counted w_eff times at the
+// poll, so with w_eff > 1 it leaves out (w_eff-1) x os_s of the others' at
+// the poll) as far as its sample counts (View.ServerLoadWeight) and guessed
+// as outstanding x (w-1), C3's concurrency compensation, for the rest;
+// without a polled sample, outstanding x w plus the queue the host reports
+// (payload feedback).
 func workersTaken(v track.View, w, polled float64) float64 {
 	os := float64(v.Outstanding())
 	if wt := v.ServerLoadWeight; wt > 0 {
