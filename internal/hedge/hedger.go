@@ -103,6 +103,10 @@ const (
 	minControlRequests = 50
 	// maxTighten bounds the effective quantile: 1-q_eff >= (1-q)/maxTighten.
 	maxTighten = 50
+	// estimateRetry is how soon the delay is due again while the source
+	// has no estimate (see doc.go, "Hedge delay"): a client that has just
+	// started hedges within milliseconds of its first estimate.
+	estimateRetry = 5 * time.Millisecond
 )
 
 // Recorder returns the built-in latency recorder, or nil when the Hedger
@@ -118,8 +122,8 @@ func (h *Hedger) Delay() time.Duration { return time.Duration(h.delay.Load()) }
 
 // Refresh recomputes the hedge delay from the source now. The Hedger also
 // does it by itself when it is due, once per refresh interval (every
-// 5ms while the source has no estimate), on the path of an eligible query
-// (one caller wins a compare-and-swap and does the work).
+// estimateRetry while the source has no estimate), on the path of an
+// eligible query (one caller wins a compare-and-swap and does the work).
 func (h *Hedger) Refresh() {
 	now := h.nowNs()
 	h.nextRefresh.Store(now + int64(h.cfg.Refresh))
@@ -152,7 +156,7 @@ func (h *Hedger) refresh(now int64) {
 	d, ok := h.computeDelay(1 - h.exceed)
 	h.delay.Store(int64(d))
 	if !ok { // no estimate yet: look again soon, not a refresh interval later
-		h.nextRefresh.Store(now + int64(roomInterval))
+		h.nextRefresh.Store(now + int64(estimateRetry))
 	}
 }
 

@@ -89,13 +89,13 @@ func TestDelayLooksAgainSoonWithoutEstimate(t *testing.T) {
 	require.Equal(t, tailroute.DefaultMaxDelay, h.Delay(), "no estimate: max")
 
 	src.set(10*time.Millisecond, true)
-	clk.Advance(roomInterval)
+	clk.Advance(estimateRetry)
 	h.maybeRefresh(h.nowNs())
-	assert.Equal(t, 10*time.Millisecond, h.Delay(), "the first estimate is taken %v later, not a refresh interval", roomInterval)
+	assert.Equal(t, 10*time.Millisecond, h.Delay(), "the first estimate is taken %v later, not a refresh interval", estimateRetry)
 
 	calls := src.calls.Load()
 	src.set(30*time.Millisecond, true)
-	clk.Advance(roomInterval)
+	clk.Advance(estimateRetry)
 	h.maybeRefresh(h.nowNs())
 	assert.Equal(t, 10*time.Millisecond, h.Delay(), "with an estimate, the refresh interval again")
 	assert.Equal(t, calls, src.calls.Load())

@@ -86,7 +86,7 @@ type room struct {
 	busyAvg   atomic.Uint64 // its average over busyHorizon (busySum / busyCover), math.Float64bits; readings only (not Room.BusyAssumed)
 	busySum   atomic.Uint64 // the readings, each weighted by the time it covers and decayed by busyHorizon, math.Float64bits
 	busyCover atomic.Uint64 // the weight of the time the readings cover, in (0, 1], math.Float64bits
-	busyAvgAt atomic.Int64  // the time of the average's latest reading, ns since base + 1; 0 before the first
+	busyAvgAt atomic.Int64  // the time of the average's latest reading, ns since base (while busyCover > 0)
 	saturated atomic.Bool
 	stalled   atomic.Bool // a host the policy calls stalled has been silent for at least the hedge delay (Room.StalledFor)
 }
@@ -120,19 +120,19 @@ func (h *Hedger) readRoom(nowNs int64) {
 // milliseconds they cover, not a whole busyHorizon. Called by readRoom's
 // one caller per interval.
 func (r *room) average(nowNs int64, busy float64) {
-	dt := int64(roomInterval)
-	if at := r.busyAvgAt.Load(); at != 0 {
-		dt = nowNs + 1 - at
-	}
-	a := 1 - math.Exp(-float64(dt)/float64(busyHorizon))
 	sum := math.Float64frombits(r.busySum.Load())
 	cover := math.Float64frombits(r.busyCover.Load())
+	dt := int64(roomInterval)
+	if cover > 0 { // since the previous reading
+		dt = nowNs - r.busyAvgAt.Load()
+	}
+	a := 1 - math.Exp(-float64(dt)/float64(busyHorizon))
 	sum += (busy - sum) * a
 	cover += (1 - cover) * a
 	r.busySum.Store(math.Float64bits(sum))
 	r.busyCover.Store(math.Float64bits(cover))
 	r.busyAvg.Store(math.Float64bits(sum / cover))
-	r.busyAvgAt.Store(nowNs + 1)
+	r.busyAvgAt.Store(nowNs)
 }
 
 // Reason is why an eligible execution was not armed.
