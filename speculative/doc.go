@@ -198,23 +198,23 @@
 //     divided by the weight of the time covered, so that until the
 //     readings span about a second it is close to their plain average: a
 //     client's first readings count for the milliseconds they cover, not
-//     for a whole second). The average
-//     takes only readings in which every host's W_s is known (not
-//     Room.BusyAssumed): "fully taken" for a host of unknown W_s is an
-//     assumption to act on, not load to remember, so a client that has
-//     just started does not carry it into its next second. A hedge that
-//     loses on a busy host was pure extra
+//     for a whole second). The average takes only readings in which
+//     every host's W_s is known (not Room.BusyAssumed): "fully taken"
+//     for a host of unknown W_s is an assumption to act on, not load to
+//     remember, so a client that has just started does not carry it into
+//     its next second. A hedge that loses on a busy host was pure extra
 //     load: it held a worker other requests waited for. On hosts with
 //     most workers free it delayed no one, so there the record is not
 //     consulted: hedges fired at p95 in a calm cluster lose one to two
 //     times in three (the first attempt is just past p95) and still cut
-//     the tail, as the requests that a healthy replica's queue or a probe
-//     of a slow one holds up are the ones they reach. The average keeps
-//     the record in force through the calm moments of a loaded cluster
-//     (between slow phases, on the idle replicas of a skewed demand),
-//     where hedges fired at d would meet the next busy phase. Only hedges
-//     fired at d are on record: while hedges are deferred the record
-//     empties, and after 2s hedges fire at d again and are judged afresh.
+//     the tail, as the requests that a healthy replica's queue or a
+//     probe of a slow one holds up are the ones they reach. The average
+//     keeps the record in force through the calm moments of a loaded
+//     cluster (between slow phases, on the idle replicas of a skewed
+//     demand), where hedges fired at d would meet the next busy phase.
+//     Only hedges fired at d are on record: while hedges are deferred
+//     the record empties, and after 2s hedges fire at d again and are
+//     judged afresh.
 //
 // The burst cap (burst) and the budget (budget) come first: they refuse
 // to arm an execution at all, deferred or not.
