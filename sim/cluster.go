@@ -43,6 +43,13 @@ type Config struct {
 	// see the connections close first). Default DefaultDownDelay (500ms);
 	// 0..1m; -1 announces at once.
 	DownDelay time.Duration
+	// Network, when set, delays data requests and their answers by the
+	// one-way delays between the client's zone and the node's (and between
+	// coordinator and replica for a forwarded read), and counts traffic per
+	// (client zone, node zone): see Network, Cluster.ClientAddr and
+	// Cluster.Traffic. Nil: no delay, as a loopback network has. Not with
+	// ZeroService models.
+	Network *Network
 }
 
 // Defaults of Config.WriteQueueBytes and Config.DownDelay.
@@ -107,6 +114,7 @@ type Cluster struct {
 	ring        *ring
 	schema      *schema
 	feedback    bool
+	net         *network // Config.Network; nil: none
 	limits      connLimits
 	start       time.Time
 	httpClient  *http.Client // process mode forwarding
@@ -205,6 +213,12 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		perDC[dc]++
 		c.members = append(c.members, &member{idx: i, ip: ip, dc: fmt.Sprintf("dc%d", dc+1),
 			rack: fmt.Sprintf("rack%d", rack+1), tokens: toks[i], hostID: nameUUID(fmt.Sprintf("host:%s:%d", ip, cfg.Seed))})
+	}
+	if cfg.Network != nil {
+		c.net = newNetwork(*cfg.Network, c.members)
+		if err := c.net.cfg.validate(); err != nil {
+			return nil, err
+		}
 	}
 	lns, port, err := listenAll(ctx, ips, cfg.Port)
 	if err != nil {

@@ -6,6 +6,7 @@ package sim
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
@@ -112,7 +113,14 @@ func (c *conn) run(version uint8, stream int16, p *plan, opts *message.QueryOpti
 	b := &boundStmt{p: p, values: opts.PositionalValues, skipMeta: opts.SkipMetadata, ksession: sessionKS, version: version,
 		pageSize: opts.PageSize, pagingState: opts.PagingState}
 	if p.isData() {
-		c.n.route(&request{c: c, stream: stream, version: version, bound: b})
+		req := &request{c: c, stream: stream, version: version, bound: b}
+		if c.zn != nil {
+			c.zn.f.requests.Add(1)
+			req.arrive = time.Now().Add(c.zn.toNode())
+			req.toClient = c.zn.toClient()
+			req.back = req.toClient
+		}
+		c.n.route(req)
 		return
 	}
 	if p.sys != nil && p.sys.ks == "system_views" {

@@ -142,6 +142,36 @@
 // overloaded replica), and counts as a 5 s sample in the snitch, as
 // Cassandra samples an expired request.
 //
+// # Network between zones
+//
+// Without Config.Network the nodes answer as fast as loopback carries
+// (today's default). With it, each node is in its zone (DC, rack) and each
+// client connection in the zone of the address it connects from
+// (Cluster.ClientAddr(zone): a client binds its dialer to 127.255.0.K to
+// be in the K-th node zone; any other address is in Network.Client,
+// default the first node's zone). Every data request and its answer take
+// a one-way delay per hop, drawn per message as the pair's base delay
+// (Network.SameRack, OtherRack, OtherDC; defaults 50us, 500us, 30ms, as
+// within an availability zone, between zones of a cloud region and
+// between regions) times 1 + Jitter*u, u uniform in [-1, 1) (default
+// Jitter 0.2): client to coordinator, coordinator to replica and back for
+// a forwarded read (the snitch times a replica from the read's arrival at
+// the coordinator to its answer's return there), coordinator to client.
+// The delays are served where they cost no timer: a request is queued at
+// once but not served before its arrival (one arriving more than 2ms
+// later, from another DC, is queued on arrival), and the worker that
+// served it holds it until its answer has travelled back, sleeping on a
+// precise clock (a Go timer wakes on whole milliseconds on Linux, which
+// would swallow a 50us hop; a nanosleep overshoots by about 0.1ms), so a
+// node's workers are also timed precisely with a Network. An error
+// answered at admission travels the same way. Not delayed: control
+// traffic (STARTUP, system and schema tables, system_views polls, events),
+// writes from coordinator to the other replicas (applied directly, see
+// above), and anything with ZeroService models. Cluster.Traffic counts
+// per (client zone, node zone) the data requests, all request frames and
+// the bytes received from and sent to clients, whatever the delay;
+// inter-node traffic is not counted.
+//
 // # Service-time model (C3 paper, section 6)
 //
 // Only data requests (non-system tables) pass through a ServiceModel, that

@@ -53,6 +53,13 @@ func (n *Node) route(req *request) {
 		r := n.snitch.pick(live, time.Now())
 		n.forwards.Add(1)
 		req.fwd = &forwarded{coord: n, replica: r, at: time.Now()}
+		if nw := n.c.net; nw != nil && !req.arrive.IsZero() {
+			rm, cz := n.c.members[r], Zone{n.m.dc, n.m.rack}
+			rz := Zone{rm.dc, rm.rack}
+			req.fwd.at = req.arrive // the snitch times from the request's arrival here
+			req.arrive = req.arrive.Add(nw.delay(cz, rz))
+			req.back += nw.delay(rz, cz)
+		}
 		n.c.members[r].node.admit(req)
 	})
 }
@@ -123,12 +130,29 @@ func (n *Node) pauseEnd(now time.Time) time.Time {
 // paused, after recording the replica's latency in the coordinator's
 // snitch (failed: readRequestTimeout).
 func (req *request) answer(msg message.Message, payload map[string][]byte) {
+	if due := req.arrive.Add(req.back); !req.arrive.IsZero() && time.Until(due) > 0 {
+		// answered before service (an error at admission): the answer
+		// still travels the network
+		n := req.c.n
+		n.c.wg.Add(1)
+		go func() {
+			defer n.c.wg.Done()
+			if sleepUntil(due, n.c.done) {
+				req.answerNow(msg, payload)
+			}
+		}()
+		return
+	}
+	req.answerNow(msg, payload)
+}
+
+func (req *request) answerNow(msg message.Message, payload map[string][]byte) {
 	f := req.fwd
 	if f == nil {
 		req.c.sendMsg(req.version, req.stream, msg, payload)
 		return
 	}
-	lat := time.Since(f.at)
+	lat := time.Since(f.at) - req.toClient // until the answer reached the coordinator
 	if isErrorMsg(msg) {
 		lat = readRequestTimeout
 	}

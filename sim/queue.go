@@ -20,6 +20,12 @@ type request struct {
 	stage    int  // thread pool it is counted in (stageRead, stageMutation)
 	enq      time.Time
 	fwd      *forwarded // non-nil when a replica executes it for another coordinator
+	// With Config.Network: when the request reaches the node executing it
+	// (the client's send plus the one-way delays on its way), the delay of
+	// its answer's way back to the client (through the coordinator for a
+	// forwarded read), and of the last hop, coordinator to client.
+	arrive         time.Time
+	back, toClient time.Duration
 }
 
 // setWorkers sets W. Worker goroutines are never retired before Close:
@@ -102,13 +108,16 @@ func (n *Node) worker(id int, seed uint64) {
 			}
 			st = time.Duration(float64(ms.meanService(start)) * r.exp())
 			end := start.Add(st)
-			if !sleep(time.Until(end)) {
+			if !n.sleepUntil(end, req.back, sleep) {
 				return
 			}
 			if paused, ok = n.waitPause(sleep); !ok {
 				return
 			} else if paused {
 				end = time.Now()
+				if !n.sleepUntil(end, req.back, sleep) {
+					return
+				}
 			}
 			vt = end
 		}
@@ -119,6 +128,20 @@ func (n *Node) worker(id int, seed uint64) {
 		n.complete(req, st)
 		n.inService.Add(-1)
 	}
+}
+
+// sleepUntil waits until a request's service ends (end) and, with
+// Config.Network, its answer has travelled back (end + back): the worker
+// holds the request on its way back, so the answer leaves on time without
+// a timer of its own (the virtual clock keeps the node's rate). Without a
+// Network it sleeps on a Go timer, as every node always has; with one,
+// precisely (sleepUntil), so sub-millisecond delays are not lost in the
+// timer's millisecond wake-ups.
+func (n *Node) sleepUntil(end time.Time, back time.Duration, sleep func(time.Duration) bool) bool {
+	if n.c.net == nil {
+		return sleep(time.Until(end))
+	}
+	return sleepUntil(end.Add(back), n.c.done)
 }
 
 // waitPause blocks while a one-off or periodic pause is in force; paused
@@ -137,12 +160,30 @@ func (n *Node) waitPause(sleep func(time.Duration) bool) (paused, ok bool) {
 	}
 }
 
+// maxAhead is how long before its arrival (Config.Network) a data request
+// may be queued; one arriving later waits outside the queue.
+const maxAhead = 2 * time.Millisecond
+
 // admit decides injected errors and enqueues a data request; overloaded
 // and unavailable errors are answered at once, read timeouts after service.
 func (n *Node) admit(req *request) {
 	ms := n.model.Load()
 	if !ms.ZeroService {
 		req.enq = time.Now()
+		if ahead := req.arrive.Sub(req.enq); ahead > maxAhead {
+			// still on its way (another DC): admitted on arrival, so it
+			// never holds a worker idle while others could serve
+			n.c.wg.Add(1)
+			go func() {
+				defer n.c.wg.Done()
+				if sleepUntil(req.arrive, n.c.done) {
+					n.admit(req)
+				}
+			}()
+			return
+		} else if ahead > 0 {
+			req.enq = req.arrive // in service no earlier than its arrival
+		}
 	}
 	switch n.injectedKind(ms) {
 	case "":

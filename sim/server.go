@@ -30,6 +30,7 @@ type conn struct {
 	version    atomic.Uint32 // protocol version of the last request
 	tracing    atomic.Pointer[streamSet]
 	wg         sync.WaitGroup
+	zn         *connNet // the connection's zones and traffic (Config.Network); nil: none
 }
 
 const (
@@ -72,6 +73,10 @@ func newConn(n *Node, nc net.Conn) *conn {
 	c := &conn{n: n, nc: nc, closed: make(chan struct{})}
 	c.out.limit = n.c.limits.WriteQueueBytes
 	c.out.ready = make(chan struct{}, 1)
+	if nw := n.c.net; nw != nil {
+		cz, nz := nw.clientZone(nc.RemoteAddr()), Zone{n.m.dc, n.m.rack}
+		c.zn = &connNet{nw: nw, client: cz, node: nz, f: nw.flowOf(cz, nz)}
+	}
 	return c
 }
 
@@ -123,6 +128,9 @@ func (c *conn) enqueue(b *bytes.Buffer) bool {
 		return false
 	}
 	if b != nil {
+		if c.zn != nil {
+			c.zn.f.out.Add(uint64(b.Len()))
+		}
 		if q.bytes > 0 && q.bytes+b.Len() > q.limit {
 			q.mu.Unlock()
 			putBuf(b)
@@ -308,6 +316,10 @@ func (c *conn) readLoop() {
 		raw, err := readBody(br, int(hdr.BodyLength))
 		if err != nil {
 			return
+		}
+		if c.zn != nil {
+			c.zn.f.frames.Add(1)
+			c.zn.f.in.Add(uint64(frameHeaderLen + len(raw)))
 		}
 		if err := checkBodyLengths(hdr, raw); err != nil {
 			c.sendMsg(uint8(hdr.Version), hdr.StreamId, &message.ProtocolError{ErrorMessage: "cannot decode request: " + err.Error()}, nil)
