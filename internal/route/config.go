@@ -22,6 +22,29 @@ func WithKeyspaceFunc(f KeyspaceFunc) tailroute.Option {
 	}
 }
 
+// WithRand replaces the engine's source of randomness (each plan's
+// tie-breaking and probing, the poller's jitter) with f, which must be safe
+// for concurrent use unless one goroutine drives the engine. The
+// virtual-time simulator (internal/vsim) seeds it so that a run repeats
+// exactly.
+func WithRand(f func() uint64) tailroute.Option {
+	return func(s *settings.Set) {
+		s.Touch(settings.Routing, "WithRand")
+		s.Route.Rand = f
+	}
+}
+
+// WithSpawn replaces how the engine starts its background work (the
+// server-load poller's supervisor and per-host loops), `go f()` by
+// default. The virtual-time simulator runs that work as processes of its
+// scheduler, on its clock (see internal/vsim).
+func WithSpawn(spawn func(f func())) tailroute.Option {
+	return func(s *settings.Set) {
+		s.Touch(settings.Routing, "WithSpawn")
+		s.Route.Spawn = spawn
+	}
+}
+
 // WithFeedbackKeys sets the custom-payload keys read by RecordFeedback
 // (the simulator's load feedback; tests).
 func WithFeedbackKeys(queue, serviceTime string) tailroute.Option {

@@ -13,7 +13,7 @@ import (
 func (st *queryState[H, S]) rank() {
 	p := st.r
 	t := st.tbl
-	st.rnd = core.Rand(rand64())
+	st.rnd = core.Rand(p.rand64())
 	n := 0
 	if st.routed {
 		for _, i := range st.replicas {
@@ -101,6 +101,7 @@ func (st *queryState[H, S]) rankC3(c []core.Candidate) {
 	if p.polled {
 		st.knownSlowBehind(c, eligible, known[:len(c)], now)
 	}
+	st.keepInZone(c, eligible, now)
 	if probe >= 0 && core.PromoteHost(c, probe) ||
 		cfg.ProbeP > 0 && st.rnd.Float() < cfg.ProbeP && core.PromoteStale(c, len(c)) {
 		p.probes.Add(1)

@@ -88,6 +88,9 @@ type Router[H HostInfo, S any] struct {
 	polled   bool                                   // the configuration polls (WithServerLoad and C3)
 	requests atomic.Uint64                          // plans handed out while polled: what earns poll credit (WithPollBudget)
 	offTold  atomic.Bool                            // a host without the polled table was logged
+
+	rand64 func() uint64 // the engine's randomness (WithRand)
+	spawn  func(func())  // starts background work (WithSpawn)
 }
 
 // hostTable is an immutable snapshot of the hosts, the ring and the replica
@@ -139,6 +142,13 @@ func New[H HostInfo, S any](hooks Hooks, opts ...tailroute.Option) (*Router[H, S
 		hooks.Logf = func(string, ...any) {}
 	}
 	r := &Router[H, S]{cfg: cfg, hooks: hooks, tr: tr, clock: tr.Clock(), reps: map[string]core.Replication{}}
+	r.rand64, r.spawn = cfg.Rand, cfg.Spawn
+	if r.rand64 == nil {
+		r.rand64 = rand.Uint64
+	}
+	if r.spawn == nil {
+		r.spawn = func(f func()) { go f() }
+	}
 	r.polled = cfg.ServerLoad && strategy(&cfg) == tailroute.C3
 	if cfg.KeyspaceFunc != nil {
 		f := KeyspaceFunc(cfg.KeyspaceFunc)
@@ -281,6 +291,3 @@ func (r *Router[H, S]) route(t *hostTable[H], q Query) (*hostTable[H], []int32, 
 	}
 	return t, e.rm.Lookup(core.Murmur3Token(q.Key)), true
 }
-
-// rand64 returns a random seed for one request.
-func rand64() uint64 { return rand.Uint64() }

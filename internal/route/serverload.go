@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/tailroute/tailroute"
+	"github.com/tailroute/tailroute/internal/core"
 	"github.com/tailroute/tailroute/tracker"
 )
 
@@ -295,7 +295,7 @@ func (r *Router[H, S]) StartServerLoad(drv PollDriver[H]) {
 			return
 		}
 	}
-	go sl.supervise()
+	r.spawn(sl.supervise)
 }
 
 // pollBudget is the budget of WithPollBudget at one time.
@@ -351,7 +351,8 @@ func (sl *serverLoadPoller[H, S]) supervise() {
 			sl.mu.Lock()
 			if !sl.running[e.id] && !sl.skipped[e.id] {
 				sl.running[e.id] = true
-				go sl.loop(e.id)
+				id := e.id
+				sl.r.spawn(func() { sl.loop(id) })
 			}
 			sl.mu.Unlock()
 		}
@@ -395,9 +396,10 @@ func (sl *serverLoadPoller[H, S]) loop(id string) {
 	var est LoadEstimator
 	credit, seen := 1.0, sl.r.requests.Load()
 	warm := WarmPolls // warm-up turns left
-	jitter := 0.8 + 0.4*rand.Float64()
+	rnd := core.Rand(sl.r.rand64())
+	jitter := 0.8 + 0.4*rnd.Float()
 	polled, last := false, time.Duration(0)                                   // the previous turn's clock time
-	timer := sl.newTimer(time.Duration(rand.Int64N(int64(sl.r.cfg.PollMin)))) // spread the first polls
+	timer := sl.newTimer(time.Duration(rnd.Float() * float64(sl.r.cfg.PollMin))) // spread the first polls
 	defer timer.Stop()
 	for {
 		<-timer.C()
@@ -424,7 +426,7 @@ func (sl *serverLoadPoller[H, S]) loop(id string) {
 		case !eligible || credit >= 1-creditSlack || warm > 0:
 			// a turn: it polls an eligible host, with a credit or in
 			// the warm-up (spending what credit there is)
-			last, polled, jitter = now, true, 0.8+0.4*rand.Float64()
+			last, polled, jitter = now, true, 0.8+0.4*rnd.Float()
 			if eligible {
 				credit = max(credit-1, 0)
 				warm = max(warm-1, 0)

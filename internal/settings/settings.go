@@ -39,10 +39,14 @@ type Route struct {
 	PollMin        time.Duration // a host's shortest poll interval
 	PollMax        time.Duration // a host's longest poll interval
 	TailTerm       float64       // k
+	LocalRack      string        // the client's rack (zone); "": none
+	ZoneBound      float64       // how much longer the in-zone replica's expected response may be than the best's
 
 	// Test and simulator hooks, set only by internal options.
 	FeedbackQ, FeedbackST string                                       // payload keys read by RecordFeedback
 	KeyspaceFunc          func(string) (string, map[string]any, error) // replaces the session's keyspace metadata
+	Rand                  func() uint64                                // the engine's randomness; nil: math/rand/v2
+	Spawn                 func(func())                                 // starts the engine's background work; nil: a goroutine
 }
 
 // Hedge is the validated configuration of a Hedger (internal/hedge).

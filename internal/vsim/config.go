@@ -1,0 +1,239 @@
+package vsim
+
+import (
+	"fmt"
+	"time"
+)
+
+// Config is one simulated run: the cluster, the load, the faults and the
+// strategy every client runs. The zero value of a field means its default.
+type Config struct {
+	Servers     int           // servers; default 50 (the C3 paper's §6)
+	Clients     int           // clients, each with its own strategy instance; default 300
+	Workers     int           // W, workers per server; default 4
+	MeanService time.Duration // 1/mu, mean of the exponential service time; default 4ms
+	Utilization float64       // offered load over the servers' capacity at mean service (0, 1.5]; default 0.7
+	Requests    int           // requests generated; default 600000
+	Network     time.Duration // one-way latency between a client and a server; default 250us
+	RF          int           // replication factor; default 3
+	Placement   Placement     // how replica groups are drawn; default Uniform
+	Window      time.Duration // the per-node request counts' window; default 100ms
+
+	// FluctuationT is the paper's bimodal fluctuation: every T each server
+	// independently serves at rate mu (mean MeanService) or D x mu (mean
+	// MeanService/D), probability 1/2 each, as the authors' simulator does;
+	// 0 = off.
+	FluctuationT time.Duration
+	FluctuationD float64 // D; default 3
+
+	// ReadRepair is the share of requests after which the client also
+	// sends a shadow read to every other replica (the paper's simulator's
+	// read repair, 0.1 in its runs): load on the servers, not measured.
+	// The paper's strategies and the peers count them as their own
+	// requests (they see their answers); the engine does not (a Cassandra
+	// coordinator, not the client, repairs). Default 0.
+	ReadRepair float64
+
+	// Warmup: answers before it are not measured (the paper's analysis
+	// leaves out the first 2 s); default 0.
+	Warmup time.Duration
+
+	// SkewClients is demand skew: this fraction of the clients (0, 1)
+	// makes SkewDemand of the requests; 0 = every client alike.
+	SkewClients float64
+	SkewDemand  float64 // default 0.8
+
+	Slow     []Slow     // servers that serve Factor times slower throughout (or from At to Until)
+	Overload []Overload // servers that slow down when loaded past a queue length
+	Failing  []Failing  // servers that fail a share of requests
+	Down     []Down     // servers that go down
+	// PauseEvery and PauseFor are stop-the-world pauses of every server,
+	// staggered evenly over PauseEvery; 0 = off.
+	PauseEvery, PauseFor time.Duration
+
+	Strategy string // a name of Strategies; default "tailroute"
+	Seed     uint64 // every random draw of the run follows from it
+}
+
+// Placement is how replica groups are drawn (SimpleStrategy, Config.RF).
+type Placement uint8
+
+const (
+	// Uniform: one token per server, evenly spaced in server order, so a
+	// key's replica group is RF consecutive servers from a uniformly random
+	// first one, as the paper's simulator draws it.
+	Uniform Placement = iota
+	// Ring: 16 random tokens per server (Cassandra 4.0's num_tokens), so
+	// replica groups overlap as in a vnode ring.
+	Ring
+)
+
+// Slow is a server that serves Factor times slower from At until Until (0:
+// to the end).
+type Slow struct {
+	Server    int
+	Factor    float64
+	At, Until time.Duration
+}
+
+// Overload is a server whose service time is multiplied by Factor while
+// more than Queue requests wait or are served on it: the second node of a
+// cascade, which becomes slow when the load moved off a slow node lands on
+// it.
+type Overload struct {
+	Server int
+	Queue  int
+	Factor float64
+}
+
+// Failing is a server that answers Rate of its requests with an error at
+// once, without serving them (Cassandra's Overloaded), from At.
+type Failing struct {
+	Server int
+	Rate   float64
+	At     time.Duration
+}
+
+// Down is a server that goes down at At: its connections close (what it
+// holds is lost), clients learn it at once and send it nothing until Up (0:
+// never).
+type Down struct {
+	Server int
+	At, Up time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.Servers, 50)
+	def(&c.Clients, 300)
+	def(&c.Workers, 4)
+	def(&c.Requests, 600000)
+	def(&c.RF, 3)
+	if c.MeanService == 0 {
+		c.MeanService = 4 * time.Millisecond
+	}
+	if c.Utilization == 0 {
+		c.Utilization = 0.7
+	}
+	if c.Network == 0 {
+		c.Network = 250 * time.Microsecond
+	}
+	if c.Window == 0 {
+		c.Window = 100 * time.Millisecond
+	}
+	if c.FluctuationD == 0 {
+		c.FluctuationD = 3
+	}
+	if c.SkewDemand == 0 {
+		c.SkewDemand = 0.8
+	}
+	if c.Strategy == "" {
+		c.Strategy = "tailroute"
+	}
+	return c
+}
+
+// Validate checks every field and names the first bad one, its value and
+// the allowed range.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	bad := func(field string, v any, allowed string) error {
+		return fmt.Errorf("vsim: Config.%s = %v, allowed %s", field, v, allowed)
+	}
+	badServer := func(list string, i, s int) error {
+		return bad(fmt.Sprintf("%s[%d].Server", list, i), s, fmt.Sprintf("0..%d", c.Servers-1))
+	}
+	switch {
+	case c.Servers < 1 || c.Servers > 10000:
+		return bad("Servers", c.Servers, "1..10000")
+	case c.Clients < 1 || c.Clients > 100000:
+		return bad("Clients", c.Clients, "1..100000")
+	case c.Workers < 1 || c.Workers > 1024:
+		return bad("Workers", c.Workers, "1..1024")
+	case c.MeanService < time.Microsecond || c.MeanService > time.Minute:
+		return bad("MeanService", c.MeanService, "1us..1m")
+	case !(c.Utilization > 0 && c.Utilization <= 1.5):
+		return bad("Utilization", c.Utilization, "(0, 1.5]")
+	case c.Requests < 1 || c.Requests > 1e9:
+		return bad("Requests", c.Requests, "1..1e9")
+	case c.Network < 0 || c.Network > time.Second:
+		return bad("Network", c.Network, "0..1s")
+	case c.RF < 1 || c.RF > c.Servers:
+		return bad("RF", c.RF, fmt.Sprintf("1..Servers (%d)", c.Servers))
+	case c.Placement > Ring:
+		return bad("Placement", c.Placement, "Uniform (0) or Ring (1)")
+	case !(c.ReadRepair >= 0 && c.ReadRepair <= 1):
+		return bad("ReadRepair", c.ReadRepair, "[0, 1]")
+	case c.Warmup < 0:
+		return bad("Warmup", c.Warmup, ">= 0")
+	case c.Window < time.Millisecond:
+		return bad("Window", c.Window, ">= 1ms")
+	case c.FluctuationT < 0:
+		return bad("FluctuationT", c.FluctuationT, ">= 0 (0 = off)")
+	case !(c.FluctuationD >= 1 && c.FluctuationD <= 1e3):
+		return bad("FluctuationD", c.FluctuationD, "[1, 1000]")
+	case !(c.SkewClients >= 0 && c.SkewClients < 1):
+		return bad("SkewClients", c.SkewClients, "[0, 1)")
+	case !(c.SkewDemand > 0 && c.SkewDemand < 1):
+		return bad("SkewDemand", c.SkewDemand, "(0, 1)")
+	case c.PauseEvery < 0 || c.PauseFor < 0 || c.PauseFor > 0 && c.PauseFor >= c.PauseEvery:
+		return bad("PauseFor", c.PauseFor, fmt.Sprintf("0..PauseEvery (%v), with PauseEvery >= 0", c.PauseEvery))
+	}
+	if _, ok := strategies[c.Strategy]; !ok {
+		return bad("Strategy", fmt.Sprintf("%q", c.Strategy), "one of "+StrategyNames())
+	}
+	for i, s := range c.Slow {
+		switch {
+		case s.Server < 0 || s.Server >= c.Servers:
+			return badServer("Slow", i, s.Server)
+		case !(s.Factor > 0 && s.Factor <= 1e4):
+			return bad(fmt.Sprintf("Slow[%d].Factor", i), s.Factor, "(0, 1e4]")
+		case s.At < 0 || s.Until != 0 && s.Until <= s.At:
+			return bad(fmt.Sprintf("Slow[%d].Until", i), s.Until, "0 (never) or after At")
+		}
+	}
+	for i, o := range c.Overload {
+		switch {
+		case o.Server < 0 || o.Server >= c.Servers:
+			return badServer("Overload", i, o.Server)
+		case o.Queue < 0:
+			return bad(fmt.Sprintf("Overload[%d].Queue", i), o.Queue, ">= 0")
+		case !(o.Factor >= 1 && o.Factor <= 1e4):
+			return bad(fmt.Sprintf("Overload[%d].Factor", i), o.Factor, "[1, 1e4]")
+		}
+	}
+	for i, f := range c.Failing {
+		switch {
+		case f.Server < 0 || f.Server >= c.Servers:
+			return badServer("Failing", i, f.Server)
+		case !(f.Rate >= 0 && f.Rate <= 1):
+			return bad(fmt.Sprintf("Failing[%d].Rate", i), f.Rate, "[0, 1]")
+		}
+	}
+	for i, d := range c.Down {
+		switch {
+		case d.Server < 0 || d.Server >= c.Servers:
+			return badServer("Down", i, d.Server)
+		case d.At < 0 || d.Up != 0 && d.Up <= d.At:
+			return bad(fmt.Sprintf("Down[%d].Up", i), d.Up, "0 (never) or after At")
+		}
+	}
+	return nil
+}
+
+// ArrivalRate is the requests per second that load the servers to
+// Utilization: U x Servers x W x the mean service rate, which with the
+// bimodal fluctuation is (mu + D x mu)/2, as the paper's simulator
+// computes it.
+func (c Config) ArrivalRate() float64 {
+	c = c.withDefaults()
+	mu := 1 / c.MeanService.Seconds()
+	if c.FluctuationT > 0 {
+		mu *= (1 + c.FluctuationD) / 2
+	}
+	return c.Utilization * float64(c.Servers*c.Workers) * mu
+}

@@ -1,0 +1,69 @@
+// Package vsim is a discrete-event simulator in virtual time whose clients
+// run the product's own engine: each client of a tailroute strategy is an
+// internal/route Router (ranking, rate control, health and busy rules, the
+// server-load poller) built with the options policy.New() takes, driven as
+// a driver's adapter drives it (Pick, the first host, Observe, Mark), on
+// the simulator's clock. The C3 paper's strategies (internal/paperbase)
+// and the peers (internal/peers) run as selector.Selectors. A run is a pure
+// function of its Config: the same Config and seed give the same Result,
+// byte for byte, in seconds for the paper's 600,000-request cells.
+//
+// The engine's seams (internal/route.WithRand, WithSpawn and
+// tailroute.WithClock with a tracker.TimerClock) are what make that so:
+// the engine's randomness is seeded per client; its background work (the
+// poller's supervisor and per-host loops) runs as processes of the
+// scheduler; its timers and its backpressure sleep are events. A process
+// runs only while it holds the scheduler's baton (see sched.go), so the
+// engine sees one goroutine at a time and its hot path is the product's
+// own, unchanged.
+//
+// # Model
+//
+//   - Servers: a FIFO queue drained by W workers (default 4); service
+//     times exponential with mean 1/mu (default 4 ms), times the server's
+//     factors: Slow (a constant factor, optionally for a time), the
+//     paper's bimodal fluctuation (every T each server independently at mu
+//     or D x mu, p = 1/2, as the authors' simulator absim draws it), and
+//     Overload (a factor while more than a queue length is waiting or in
+//     service: a node that becomes slow when load moves onto it). A
+//     service time is drawn when the service starts.
+//   - Pauses (stop the world, staggered over the period): services in
+//     progress end a pause later, none starts, a poll waits for the end.
+//   - Failing: a share of a server's requests answered at once with an
+//     error (Cassandra's Overloaded), without service. Down: a server's
+//     queued and running requests are lost (errors at their clients), the
+//     clients are told at once (the driver's host-down event) and the
+//     server gets nothing until it is up.
+//   - Load: Poisson arrivals at Utilization x Servers x W x the mean
+//     service rate ((mu + D mu)/2 with the fluctuation, as absim), each
+//     request to a client drawn uniformly or with demand skew (a share of
+//     the clients makes 80 % of the requests); a random key; the
+//     network's one-way latency (default 250 us) both ways; read repair
+//     (Config.ReadRepair) as absim's shadow reads.
+//   - Replica groups: Uniform (one evenly spaced token per server: RF
+//     consecutive servers from a uniformly random first, as absim) or
+//     Ring (16 random tokens per server); SimpleStrategy.
+//   - The server-load signal: a poll from the engine's poller reaches the
+//     server a network hop later, reads its ReadStage row of
+//     system_views.thread_pools as the real simulator serves it (active =
+//     busy workers, pending = waiting, active_tasks_limit = W, completed),
+//     without queueing for a worker, and comes back a hop later.
+//   - The Oracle (strategy "oracle") reads each server's true queue and
+//     current mean service time.
+//
+// Latency is measured from a request's arrival at its client to its
+// answer there (backlog and backpressure waits included); answers before
+// Config.Warmup are not measured.
+//
+// # Limits
+//
+// No driver: connection pools, stream ids, a driver's own timeouts,
+// retries and speculative executions are not modelled; an attempt that
+// fails is not retried. No coordinator forwarding: the chosen replica
+// serves the request (the paper's model). No CPU cost of the client or of
+// the poll. Clients learn of a server going down at once. The network's
+// latency is constant. Arrivals are exponential (absim draws each of 200
+// generators' gaps as whole milliseconds from a Poisson distribution).
+// The engine's backpressure sleep parks the request's event, not a thread:
+// what the client does meanwhile goes on, as with goroutines.
+package vsim

@@ -1,0 +1,258 @@
+package vsim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/tailroute/tailroute"
+	"github.com/tailroute/tailroute/internal/core"
+	"github.com/tailroute/tailroute/internal/paperbase"
+	"github.com/tailroute/tailroute/internal/peers"
+	"github.com/tailroute/tailroute/internal/selector"
+)
+
+// strategy is one entry of Strategies: the engine with options, or a
+// Selector.
+type strategy struct {
+	doc      string
+	engine   func() []tailroute.Option // nil: a Selector
+	selector func(selector.SelectorConfig) selector.Selector
+}
+
+// strategies are the clients' strategies by name.
+var strategies = map[string]strategy{
+	"tailroute": {doc: "the product as policy.New() gives it: C3 with server load polled from system_views.thread_pools",
+		engine: func() []tailroute.Option { return nil }},
+	"tailroute-nopoll": {doc: "tailroute without a server signal (WithServerLoad(false))",
+		engine: func() []tailroute.Option { return []tailroute.Option{tailroute.WithServerLoad(false)} }},
+	"tailroute-p2c": {doc: "tailroute's power of two choices strategy (WithStrategy(P2C))",
+		engine: func() []tailroute.Option { return []tailroute.Option{tailroute.WithStrategy(tailroute.P2C)} }},
+	"c3":                {doc: "the C3 paper's C3 exactly (absim): its score with n = clients, piggybacked feedback, CUBIC rate limiter and backlog", selector: paperbase.NewC3},
+	"lor":               {doc: "least outstanding requests from this client (the paper's LOR)", selector: paperbase.NewLOR},
+	"rr":                {doc: "round robin per replica group with C3's rate limiter and backlog (the paper's RR)", selector: paperbase.NewRRRateLimited},
+	"oracle":            {doc: "the paper's ORA: least (1 + queued and in service) x current mean service time, read from the servers", selector: paperbase.NewORA},
+	"latencyaware":      {doc: "LatencyAwarePolicy (DataStax C++ / Java 3.x / ScyllaDB Rust drivers) over round robin of the replicas", selector: sel(peers.NewLatencyAware)},
+	"peakewma":          {doc: "Peak-EWMA with power of two choices (Finagle, Linkerd, tower)", selector: sel(peers.NewPeakEWMA)},
+	"latency-inflight":  {doc: "autodeskcloud's LatencyAndInflightCountLoadBalancingPolicy (Java driver 4.x)", selector: sel(peers.NewLatencyInflight)},
+	"latency-sensitive": {doc: "autodeskcloud's LatencySensitiveLoadBalancingPolicy (Java driver 4.x)", selector: sel(peers.NewLatencySensitive)},
+}
+
+// sel adapts a peer's constructor.
+func sel[T selector.Selector](f func(selector.SelectorConfig) T) func(selector.SelectorConfig) selector.Selector {
+	return func(c selector.SelectorConfig) selector.Selector { return f(c) }
+}
+
+// StrategyNames returns the strategies' names, sorted, comma-separated.
+func StrategyNames() string {
+	names := make([]string, 0, len(strategies))
+	for n := range strategies {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+// StrategyDoc returns a strategy's one-line description ("" if unknown).
+func StrategyDoc(name string) string { return strategies[name].doc }
+
+// Result is one run's measurements.
+type Result struct {
+	Strategy string
+	Config   Config
+	Requests int           // requests measured (answered after Config.Warmup: successes and errors)
+	Errors   int           // requests answered with an error
+	Duration time.Duration // virtual time until the last answer
+	Polls    int64         // server-load polls sent (all clients)
+	Retries  int64         // a Selector's backpressure deferrals
+	Served   []int64       // requests each server received
+	Windows  [][]uint32    // requests each server received per Config.Window
+	hist     *hdrhistogram.Histogram
+}
+
+func (r *Result) record(lat time.Duration) {
+	r.Requests++
+	_ = r.hist.RecordValue(max(1, lat.Microseconds()))
+}
+
+// Quantile returns the q-quantile (0..1) of the successful requests'
+// latency, counted from each request's arrival at its client.
+func (r *Result) Quantile(q float64) time.Duration {
+	return time.Duration(r.hist.ValueAtQuantile(q*100)) * time.Microsecond
+}
+
+// Over returns the share of successful requests slower than d.
+func (r *Result) Over(d time.Duration) float64 {
+	total := r.hist.TotalCount()
+	if total == 0 {
+		return 0
+	}
+	var n int64
+	lim := d.Microseconds()
+	for _, b := range r.hist.Distribution() {
+		if b.From > lim {
+			n += b.Count
+		}
+	}
+	return float64(n) / float64(total)
+}
+
+// Histogram returns the latency histogram (microseconds).
+func (r *Result) Histogram() *hdrhistogram.Histogram { return r.hist }
+
+// Share returns the share of all requests each server received.
+func (r *Result) Share() []float64 {
+	var total int64
+	for _, n := range r.Served {
+		total += n
+	}
+	out := make([]float64, len(r.Served))
+	for i, n := range r.Served {
+		if total > 0 {
+			out[i] = float64(n) / float64(total)
+		}
+	}
+	return out
+}
+
+// Dispersion returns each server's index of dispersion (variance over
+// mean) of its requests per window, over the windows after the first
+// second and before the run's last window (NaN for a server that received
+// nothing).
+func (r *Result) Dispersion() []float64 {
+	from := int(time.Second / r.Config.Window)
+	to := int(r.Duration / r.Config.Window) // the last, partial window is left out
+	out := make([]float64, len(r.Windows))
+	for i, w := range r.Windows {
+		w = w[:min(len(w), to)]
+		if from >= len(w) {
+			out[i] = math.NaN()
+			continue
+		}
+		out[i] = dispersion(w[from:])
+	}
+	return out
+}
+
+// PollsPerNodeSecond returns the polls each server received per second of
+// the run, on average.
+func (r *Result) PollsPerNodeSecond() float64 {
+	if r.Duration <= 0 {
+		return 0
+	}
+	return float64(r.Polls) / float64(r.Config.Servers) / r.Duration.Seconds()
+}
+
+// Run runs cfg to its last answer and returns what it measured. The same
+// Config gives the same Result.
+func Run(cfg Config) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	m := &model{cfg: cfg, rate: cfg.ArrivalRate(),
+		arrive: rand.New(rand.NewPCG(cfg.Seed, 1)),
+		flips:  rand.New(rand.NewPCG(cfg.Seed, 2)),
+		fail:   rand.New(rand.NewPCG(cfg.Seed, 3)),
+		repair: rand.New(rand.NewPCG(cfg.Seed, 5)),
+		res: &Result{Strategy: cfg.Strategy, Config: cfg,
+			hist: hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)}}
+	m.s = newSched(m.handle)
+	if err := m.build(); err != nil {
+		return nil, err
+	}
+	m.start()
+	go m.s.run()
+	<-m.s.done
+	if m.s.procs != 0 {
+		return nil, fmt.Errorf("vsim: %d processes still parked after the run (a scheduler bug)", m.s.procs)
+	}
+	m.res.Polls, m.res.Retries = m.polls, m.retries
+	m.res.Served = make([]int64, len(m.servers))
+	m.res.Windows = make([][]uint32, len(m.servers))
+	for i := range m.servers {
+		for _, n := range m.servers[i].counts {
+			m.res.Served[i] += int64(n)
+		}
+		m.res.Windows[i] = m.servers[i].counts
+	}
+	return m.res, nil
+}
+
+// build makes the servers, the ring and the clients.
+func (m *model) build() error {
+	cfg := m.cfg
+	m.servers = make([]server, cfg.Servers)
+	tokRand := rand.New(rand.NewPCG(cfg.Seed, 4))
+	perServer := 1
+	if cfg.Placement == Ring {
+		perServer = 16
+	}
+	nodes := make([]core.Node, cfg.Servers)
+	m.hosts = make([]*vhost, cfg.Servers)
+	for i := range m.servers {
+		m.servers[i] = server{phase: 1, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(1000+i)))}
+		id := fmt.Sprintf("s%03d", i)
+		h := &vhost{id: id, addr: fmt.Sprintf("10.%d.%d.%d:9042", i>>16&255, i>>8&255, i&255), idx: int32(i)}
+		nodes[i] = core.Node{ID: id, DC: "dc1", Rack: "rack1"}
+		for k := 0; k < perServer; k++ {
+			t := int64(tokRand.Uint64())
+			if cfg.Placement == Uniform { // evenly spaced, in server order
+				t = math.MinInt64 + int64(uint64(i)*(math.MaxUint64/uint64(cfg.Servers)))
+			}
+			nodes[i].Tokens = append(nodes[i].Tokens, t)
+			h.tokens = append(h.tokens, strconv.FormatInt(t, 10))
+		}
+		m.hosts[i] = h
+	}
+	rep, _, err := core.ParseReplication("SimpleStrategy", map[string]any{"replication_factor": strconv.Itoa(cfg.RF)})
+	if err != nil {
+		return err
+	}
+	m.rm = core.NewRing(nodes).Replicas(rep)
+	if cfg.SkewClients > 0 {
+		m.skewN = max(1, int(math.Round(cfg.SkewClients*float64(cfg.Clients))))
+	}
+	st := strategies[cfg.Strategy]
+	m.clients = make([]client, cfg.Clients)
+	for i := range m.clients {
+		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(1_000_000+i)))
+		if st.engine != nil {
+			c, err := newEngineClient(m, int32(i), rng, st.engine())
+			if err != nil {
+				return err
+			}
+			m.clients[i] = c
+			continue
+		}
+		m.clients[i] = &selectorClient{m: m, backlog: map[int32][]*request{},
+			sel: st.selector(selector.SelectorConfig{Rand: rng, Clients: cfg.Clients, Env: m})}
+	}
+	return nil
+}
+
+// start schedules the first arrival and the faults.
+func (m *model) start() {
+	cfg := m.cfg
+	m.s.at(0, event{kind: evArrival})
+	for i := range m.servers {
+		s := int32(i)
+		if cfg.FluctuationT > 0 {
+			m.s.at(0, event{kind: evFlip, i: s})
+		}
+		if cfg.PauseEvery > 0 {
+			m.s.at(cfg.PauseEvery*time.Duration(i)/time.Duration(cfg.Servers)+cfg.PauseEvery/2, event{kind: evPause, i: s})
+		}
+	}
+	for _, d := range cfg.Down {
+		m.s.at(d.At, event{kind: evDown, i: int32(d.Server)})
+		if d.Up > 0 {
+			m.s.at(d.Up, event{kind: evUp, i: int32(d.Server)})
+		}
+	}
+}

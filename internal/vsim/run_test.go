@@ -1,0 +1,145 @@
+package vsim
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// small is a cell that runs in well under a second: 10 servers, one 5x
+// slow, 20 clients.
+func small(strategy string) Config {
+	return Config{Servers: 10, Clients: 20, Requests: 20000, Strategy: strategy, Seed: 1,
+		Slow: []Slow{{Server: 0, Factor: 5}}}
+}
+
+// fingerprint is everything a run measured, as text.
+func fingerprint(r *Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d %d %v %d %d\n", r.Requests, r.Errors, r.Duration, r.Polls, r.Retries)
+	for _, q := range []float64{0.5, 0.9, 0.99, 0.999, 1} {
+		fmt.Fprintf(&b, "%v ", r.Quantile(q))
+	}
+	fmt.Fprintln(&b, r.Served)
+	for _, w := range r.Windows {
+		fmt.Fprintln(&b, w)
+	}
+	return b.String()
+}
+
+// A run is a pure function of its Config: the engine's strategies (whose
+// poller runs as processes of the scheduler, and whose backpressure
+// sleeps) and the Selectors give the same measurements twice.
+func TestRunIsDeterministic(t *testing.T) {
+	for _, st := range []string{"tailroute", "c3", "rr"} {
+		cfg := small(st)
+		cfg.FluctuationT = 50 * time.Millisecond
+		cfg.ReadRepair = 0.1
+		a, err := Run(cfg)
+		require.NoError(t, err)
+		b, err := Run(cfg)
+		require.NoError(t, err)
+		require.Equal(t, fingerprint(a), fingerprint(b), st)
+		cfg.Seed = 2
+		c, err := Run(cfg)
+		require.NoError(t, err)
+		require.NotEqual(t, fingerprint(a), fingerprint(c), "%s: another seed, another run", st)
+	}
+}
+
+// Every strategy answers every request, and the ones that measure the
+// servers send the 5x slow server less than round robin does.
+func TestEveryStrategyRuns(t *testing.T) {
+	for _, st := range strings.Split(StrategyNames(), ", ") {
+		res, err := Run(small(st))
+		require.NoError(t, err, st)
+		assert.Equal(t, 20000, res.Requests, st)
+		assert.Zero(t, res.Errors, st)
+		assert.NotEmpty(t, StrategyDoc(st), st)
+	}
+	share := func(st string) float64 {
+		res, err := Run(small(st))
+		require.NoError(t, err)
+		return res.Share()[0]
+	}
+	for _, st := range []string{"tailroute", "tailroute-nopoll", "c3", "oracle", "peakewma"} {
+		assert.Less(t, share(st), share("rr")/2, st)
+	}
+}
+
+// The engine's server-load poller runs in virtual time: polls stay
+// within the budget of tailroute.WithPollBudget (a tenth of the client's
+// requests, after a warm-up of at most 8 polls per node and client), and
+// tailroute-nopoll sends none.
+func TestPollsWithinBudget(t *testing.T) {
+	res, err := Run(small("tailroute"))
+	require.NoError(t, err)
+	assert.Greater(t, res.Polls, int64(0))
+	assert.LessOrEqual(t, res.Polls, int64(20000/10+8*10*20))
+	res, err = Run(small("tailroute-nopoll"))
+	require.NoError(t, err)
+	assert.Zero(t, res.Polls)
+}
+
+// Faults: a server down loses what it holds and gets nothing while down;
+// a failing server's errors are counted; a pause delays the answers it
+// holds by the pause.
+func TestFaults(t *testing.T) {
+	cfg := small("tailroute")
+	cfg.Slow = nil
+	cfg.Down = []Down{{Server: 3, At: 500 * time.Millisecond, Up: time.Second}}
+	res, err := Run(cfg)
+	require.NoError(t, err)
+	w := res.Windows[3]
+	for i := 6; i < 10; i++ { // 600-1000 ms: down (the first window after At may still get requests in flight)
+		assert.Zero(t, w[i], "window %d", i)
+	}
+	assert.Greater(t, w[len(w)-2], uint32(0), "back after Up")
+
+	cfg = small("lor")
+	cfg.Slow = nil
+	cfg.Failing = []Failing{{Server: 2, Rate: 1}}
+	res, err = Run(cfg)
+	require.NoError(t, err)
+	assert.InDelta(t, res.Served[2], int64(res.Errors), 0)
+	assert.Greater(t, res.Errors, 100)
+
+	cfg = small("rr")
+	cfg.Slow = nil
+	cfg.Utilization = 0.2
+	cfg.PauseEvery, cfg.PauseFor = time.Second, 150*time.Millisecond
+	res, err = Run(cfg)
+	require.NoError(t, err)
+	assert.Greater(t, res.Quantile(1), 140*time.Millisecond)
+	assert.Less(t, res.Quantile(0.5), 20*time.Millisecond)
+}
+
+// Bad input names the field and its range.
+func TestValidate(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Servers: -1}, "Config.Servers = -1, allowed 1..10000"},
+		{Config{Utilization: 2}, "Config.Utilization = 2, allowed (0, 1.5]"},
+		{Config{Servers: 2, RF: 3}, "Config.RF = 3, allowed 1..Servers (2)"},
+		{Config{Strategy: "nope"}, `Config.Strategy = "nope", allowed one of`},
+		{Config{Slow: []Slow{{Server: 99, Factor: 2}}}, "Config.Slow[0].Server = 99, allowed 0..49"},
+		{Config{PauseEvery: time.Second, PauseFor: 2 * time.Second}, "Config.PauseFor = 2s"},
+	} {
+		_, err := Run(c.cfg)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), c.want)
+	}
+}
+
+func TestDispersion(t *testing.T) {
+	assert.InDelta(t, 0, dispersion([]uint32{5, 5, 5}), 1e-12)
+	assert.InDelta(t, 2.0/3/2, dispersion([]uint32{1, 3, 2}), 1e-12) // mean 2, variance 2/3
+	assert.True(t, math.IsNaN(dispersion([]uint32{0, 0})))
+}
