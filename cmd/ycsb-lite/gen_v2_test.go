@@ -10,21 +10,22 @@ import (
 	"testing"
 )
 
-// The -driver v2 bindings of the datastax port and the oracle are generated
-// from their gocql v1 bindings (datastax.go, oracle.go): the same code over
-// the v2 driver's types. TestGeneratedV2 fails when a generated file is not
+// The -driver v2 bindings of the datastax port, the peer ports and the
+// oracle are generated from their gocql v1 bindings (datastax.go, peers.go,
+// oracle.go): the same code over the v2 driver's types. TestGeneratedV2 fails when a generated file is not
 // what its source generates; go generate (or this test with -args -update)
 // rewrites them.
 
 var updateGenerated = flag.Bool("update", false, "rewrite the files generated from the gocql v1 bindings")
 
 // v2Generated maps each hand-written gocql v1 binding to the file generated from it.
-var v2Generated = map[string]string{"datastax.go": "datastax_v2.go", "oracle.go": "oracle_v2.go"}
+var v2Generated = map[string]string{"datastax.go": "datastax_v2.go", "oracle.go": "oracle_v2.go", "peers.go": "peers_v2.go"}
 
 // v2Renames are the identifiers of the v1 bindings and their v2 names.
 var v2Renames = []string{
 	"datastaxPolicy", "newDatastaxPolicy", "dsSelected", "dsObserver", "wireDatastax",
 	"oraclePolicy", "newOraclePolicy", "markedFallback", "fallbackHost", "roundRobin",
+	"peerPolicy", "newPeerPolicy", "peerObserver", "wirePeer",
 }
 
 // generateV2 returns the v2 binding generated from the v1 binding src.
