@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -153,6 +154,33 @@ func TestAggregateCellEvenSeedsAndNoPeer(t *testing.T) {
 	}
 	if ca.BestPeer != "" || !math.IsNaN(tr.VsPeer) {
 		t.Errorf("BestPeer = %q, VsPeer = %v; want none without a peer", ca.BestPeer, tr.VsPeer)
+	}
+}
+
+// TestBestPeerOverAllPeers: every default policy that is neither
+// tailroute nor the oracle competes for the best peer, the latency-aware
+// peers of issue 42 included (here peakewma beats the drivers' defaults).
+func TestBestPeerOverAllPeers(t *testing.T) {
+	var peers []string
+	for _, p := range strings.Split(defaultPolicies, ",") {
+		if isPeer(p) {
+			peers = append(peers, p)
+		}
+	}
+	for _, want := range []string{"datastax", "token-aware", "host-pool", "latencyaware", "peakewma", "latency-sensitive", "latency-inflight", "rack-aware"} {
+		if !slices.Contains(peers, want) {
+			t.Errorf("default peers %v lack %s", peers, want)
+		}
+	}
+	out := t.TempDir()
+	writeReport(t, out, "c", 1, res("tailroute", 10, 1000), res("datastax", 30, 1000), res("latencyaware", 25, 1000),
+		res("peakewma", 12, 1000), res("rack-aware", 40, 1000), res("oracle", 5, 1000))
+	ca, err := aggregateCell(out, "c", []int64{1}, []string{"tailroute", "datastax", "latencyaware", "peakewma", "rack-aware", "oracle"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ca.BestPeer != "peakewma" || !near(ca.policy("tailroute").VsPeer, 10.0/12) {
+		t.Errorf("BestPeer = %q, tailroute vs peer %v; want peakewma, 10/12", ca.BestPeer, ca.policy("tailroute").VsPeer)
 	}
 }
 

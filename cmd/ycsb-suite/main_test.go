@@ -77,8 +77,8 @@ func TestParseFlagsDefaultsAndCellArgs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.cells) != 17 || len(c.seeds) != 3 || c.ops != defaultOps || c.clients != 4 || len(c.policies) != 11 {
-		t.Errorf("defaults: %d cells, %d seeds, %d ops, %d clients, %d policies; want 17, 3, %d, 4, 11",
+	if len(c.cells) != 17 || len(c.seeds) != 3 || c.ops != defaultOps || c.clients != 4 || len(c.policies) != 16 {
+		t.Errorf("defaults: %d cells, %d seeds, %d ops, %d clients, %d policies; want 17, 3, %d, 4, 16",
 			len(c.cells), len(c.seeds), c.ops, c.clients, len(c.policies), defaultOps)
 	}
 	// -target is fine once no utilization cell is selected
