@@ -27,6 +27,9 @@ const (
 	DefaultMaxCandidates       = 8
 	DefaultHealthTolerance     = 0.05
 	DefaultServerLoad          = true // C3 polls system_views.thread_pools
+	// DefaultZoneBound is WithZoneBound's: the in-zone replica goes first
+	// while its expected response is at most 1.5 times the best replica's.
+	DefaultZoneBound = 1.5
 	// DefaultPollShare, DefaultPollMinInterval and DefaultPollMaxInterval
 	// are WithPollBudget's: polls are at most a tenth of the client's own
 	// requests, and each host is polled every 100ms to 2s.
@@ -63,6 +66,7 @@ const (
 // Limits of the options' allowed ranges that are not plain literals.
 const (
 	maxTailTerm        = 100
+	maxZoneBound       = 100
 	maxCandidates      = 16
 	minPollInterval    = 10 * time.Millisecond
 	maxPollMinInterval = time.Minute
@@ -89,6 +93,7 @@ func defaults() settings.Set {
 			HealthTol:      DefaultHealthTolerance,
 			TailTerm:       DefaultTailTerm,
 			ServerLoad:     DefaultServerLoad,
+			ZoneBound:      DefaultZoneBound,
 			PollShare:      DefaultPollShare,
 			PollMin:        DefaultPollMinInterval,
 			PollMax:        DefaultPollMaxInterval,

@@ -57,7 +57,8 @@
 //
 // Strategies. C3 (the default): health first (see Health), then by score
 // (see The C3 score), busy hosts last while a majority of the replicas is
-// healthy (WithBusy), recovery probes first (WithProbe), then the rate rule
+// healthy (WithBusy), the known-slow rule (see The C3 score) and the zone
+// rule (see Zones), recovery probes first (WithProbe), then the rate rule
 // (see Rate control). P2C: health first, then the DataStax drivers' power of
 // two random choices on in-flight counts, busy hosts last, probes as for C3.
 // RoundRobin: rotation over the replicas, the baseline.
@@ -187,6 +188,40 @@
 // estimate (tracker.Config.AgeDecay), and no sample counts above
 // tracker.Config.SampleCap times R_s, so the late answers of a stall do not
 // keep a host avoided once it answers normally again.
+//
+// # Zones
+//
+// In a cloud each availability zone is a rack (Ec2Snitch, GoogleCloudSnitch),
+// and with RF 3 over three zones every partition has one replica in the
+// client's zone. A request that crosses zones costs a few hundred
+// microseconds each way and, in most clouds, money both ways. With
+// WithLocalRack (C3 only) the first in-zone replica (local data center,
+// that rack) among those eligible as first choice goes first, ahead of a
+// replica the score ranks better, while
+//
+//	E_zone <= b * min_s E_s
+//
+// where E_s is a replica's expected response time (R_s - 1/mu_s +
+// qeff_s/mu_s + k/mu_s, the score without the cube: the network is in R_s)
+// over the eligible replicas and b is WithZoneBound (default 1.5), and
+// while the in-zone replica is not stalled (WithStall). Busy (WithBusy)
+// and materially less healthy (WithHealthTolerance) replicas are not
+// eligible, so a local replica that is busy, stalls or fails is left at
+// once; one that serves slower is left once its expected response passes
+// b times the best (a local replica 2x slower than the others, or with
+// a queue several requests longer), and taken again when it no longer
+// does. The linear estimate, not the score, is compared: the score's cube
+// makes one request in flight cost several times an idle replica's, which
+// would send a healthy cluster's requests out of the zone whenever its
+// replica has one, while E_s grows by a service time over W_s per request
+// ahead. b is what the zone may cost: 1.5 lets a request wait up to half
+// again its best expected response to stay in the zone. Probes (WithProbe)
+// and the rate rule still send some requests elsewhere. Every attempt
+// handed out to a host out of the zone is counted (Counters.OutOfZone,
+// HostStats.OutOfZone; queries pinned to a host are not), whatever the
+// strategy. A rack no host of the local data center is in is reported as
+// an unknown local DC is (logged, the adapters' Err) and no replica is
+// preferred until one appears.
 //
 // # Rate control
 //

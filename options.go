@@ -284,6 +284,42 @@ func WithPollBudget(share float64, minInterval, maxInterval time.Duration) Optio
 	})
 }
 
+// WithLocalRack names the client's rack (its availability zone: Ec2Snitch
+// and GoogleCloudSnitch name the rack after the zone, "1c" for
+// eu-central-1c); default "" (no zone preference). With the C3 strategy the
+// replica of the local data center in that rack goes first while its
+// expected response is within WithZoneBound of the best replica's (see
+// "Zones" in the package doc); every attempt sent to a host outside it is
+// counted (Counters.OutOfZone, HostStats.OutOfZone). P2C and RoundRobin
+// ignore the rack for ranking but count.
+//
+// A rack that no host of the local data center is in is not an error at
+// New (the hosts are not known yet) but is reported as WithLocalDC's
+// unknown data center is: logged, returned by the policy's Err, and no
+// replica is preferred (every attempt counts as out of zone) until a host
+// of that rack appears.
+func WithLocalRack(rack string) Option {
+	return route("WithLocalRack", func(s *settings.Set) { s.Route.LocalRack = rack })
+}
+
+// WithZoneBound sets how much zone locality may cost (WithLocalRack): the
+// in-zone replica goes first while its expected response time is at most
+// bound times the best replica's. Default 1.5: in a healthy cluster a
+// local replica with a request or two in flight stays within it (its
+// expected response is 1.0-1.3 times an idle remote's), and a local
+// replica serving 2x slower, stalled (WithStall), busy (WithBusy) or
+// failing (WithHealthTolerance) is left. 1 keeps a request in its zone
+// only while its replica is expected to be the fastest. Allowed 1..100.
+func WithZoneBound(bound float64) Option {
+	return route("WithZoneBound", func(s *settings.Set) {
+		if !(bound >= 1 && bound <= maxZoneBound) {
+			s.Fail(settings.Routing, "WithZoneBound: ZoneBound = %v, allowed 1..%d", bound, maxZoneBound)
+			return
+		}
+		s.Route.ZoneBound = bound
+	})
+}
+
 // WithTracker sets the tracker configuration (clock, EWMA alpha, windows;
 // see tracker.Config). A zero Clock or Rate in tc keeps what WithClock or
 // WithRate set, in whatever order the options are given.

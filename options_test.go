@@ -42,6 +42,7 @@ var docDefaults = map[string][]any{
 	"WithErrorHoldoff":        {DefaultErrorHoldoff},
 	"WithBurstCap":            {DefaultBurstHorizon, DefaultBurstFactor, DefaultBurstFloor},
 	"WithLoadRule":            {DefaultLoadRule},
+	"WithZoneBound":           {DefaultZoneBound},
 }
 
 // docValue is a value as an option's doc writes it.
@@ -134,6 +135,7 @@ func TestDocDefaults(t *testing.T) {
 		"DefaultBurstFloor": DefaultBurstFloor, "DefaultServerLoad": DefaultServerLoad,
 		"DefaultPollShare": DefaultPollShare, "DefaultPollMinInterval": DefaultPollMinInterval,
 		"DefaultPollMaxInterval": DefaultPollMaxInterval, "DefaultLoadRule": DefaultLoadRule,
+		"DefaultZoneBound": DefaultZoneBound,
 	}
 	for name := range used {
 		v, ok := consts[name]

@@ -23,6 +23,12 @@ type HostStats struct {
 	Rack    string
 	Up      bool
 	Local   bool // in the local data center (see the adapters' WithLocalDC)
+	// InZone reports that the host is in the client's zone: the local data
+	// center and the rack WithLocalRack names (false without it).
+	InZone bool
+	// OutOfZone counts the attempts sent to the host while it was out of
+	// the client's zone (only with WithLocalRack), since it was added.
+	OutOfZone uint64
 	// Score is the host's C3 score (Psi_s plus the tail term k/mu_s, in
 	// nanoseconds) at the time of the snapshot, whatever the strategy.
 	Score float64 `unit:"ns"`
@@ -47,6 +53,7 @@ type Counters struct {
 	Demoted           uint64 // replicas ranked last for being materially less healthy than the best (WithHealthTolerance), summed over picks
 	Abandoned         uint64 // hand-outs the driver skipped without Mark (ended without measurement)
 	Unrouted          uint64 // picks without token information (ranked over a sample of local hosts)
+	OutOfZone         uint64 // attempts sent to a host outside the client's zone (only with WithLocalRack)
 }
 
 // ServerLoadCounters are the counters of server-load polling

@@ -16,7 +16,7 @@ import (
 // BenchmarkPickMark measures one request's host selection: Pick, the first
 // NextHost and Mark(nil), with 3 replicas per token (6 simulated nodes,
 // SimpleStrategy RF 3, the driver's own HostInfos with tokens), for each
-// strategy and for the driver's TokenAwareHostPolicy(RoundRobinHostPolicy())
+// strategy (c3-rack: with the zone rule, nodes in 3 racks) and for the driver's TokenAwareHostPolicy(RoundRobinHostPolicy())
 // (gocql-tokenaware-rr, whichever driver). The v2 adapter runs the same
 // benchmark (generated from this file).
 //
@@ -25,7 +25,7 @@ import (
 // default 1ms bound every iteration would measure that sleep, by design. The
 // rate check, token and Algorithm 2 still run.
 func BenchmarkPickMark(b *testing.B) {
-	c := simtest.Start(b, sim.Config{Nodes: 6, Seed: 1, Model: sim.ServiceModel{ZeroService: true}})
+	c := simtest.Start(b, sim.Config{Nodes: 6, Racks: 3, Seed: 1, Model: sim.ServiceModel{ZeroService: true}})
 	p0, err := New()
 	require.NoError(b, err)
 	s := simSession(b, c, p0)
@@ -64,6 +64,7 @@ func BenchmarkPickMark(b *testing.B) {
 	}{
 		{"c3", []tailroute.Option{tailroute.WithMaxBackpressureWait(0)}},
 		{"c3-norate", []tailroute.Option{tailroute.WithRateControl(false)}},
+		{"c3-rack", []tailroute.Option{tailroute.WithMaxBackpressureWait(0), tailroute.WithLocalRack("rack1")}}, // the zone rule
 		{"p2c", []tailroute.Option{tailroute.WithStrategy(tailroute.P2C)}},
 		{"roundrobin", []tailroute.Option{tailroute.WithStrategy(tailroute.RoundRobin)}},
 	} {

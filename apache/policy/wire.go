@@ -84,9 +84,10 @@ func (p *Policy) refuse() {
 
 // Err reports problems found after New while serving a session: a second
 // session sharing the policy (see Init; it stays reported, and that second
-// session gets no hosts) and a local DC that no host is in (see WithLocalDC; the policy
-// falls back, and the problem lasts while no host is in it). nil when there
-// are none.
+// session gets no hosts), a local DC that no host is in (see WithLocalDC; the policy
+// falls back, and the problem lasts while no host is in it) and a local rack
+// that no host of the local DC is in (see WithLocalRack; no replica is
+// preferred while it lasts). nil when there are none.
 func (p *Policy) Err() error {
-	return errors.Join(p.sess.Err(), p.r.DCProblem())
+	return errors.Join(p.sess.Err(), p.r.DCProblem(), p.r.RackProblem())
 }

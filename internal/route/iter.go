@@ -229,6 +229,9 @@ func (st *queryState[H, S]) nextHost() *Selection[H, S] {
 	}
 	st.nsel++
 	s.st, s.e = st, e
+	if st.pin == 0 {
+		p.countZone(e)
+	}
 	if !seq {
 		st.refs.Add(1)
 	}

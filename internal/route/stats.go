@@ -26,6 +26,8 @@ func (r *Router[H, S]) Stats() []HostStats {
 			Rack:         e.rack,
 			Up:           e.isUp(),
 			Local:        e.local,
+			InZone:       r.inZone(e),
+			OutOfZone:    e.h.OutOfZone(),
 			Score:        r.score(v, now),
 			Busy:         v.Busy(int64(r.cfg.BusyInFlight), r.cfg.BusyNoResponse),
 			WithinRate:   e.h.WithinRate(now),
@@ -49,6 +51,7 @@ func (r *Router[H, S]) Counters() Counters {
 		Demoted:           r.demoted.Load(),
 		Abandoned:         r.abandoned.Load(),
 		Unrouted:          r.noReplicas.Load(),
+		OutOfZone:         r.tr.OutOfZone(),
 	}
 }
 

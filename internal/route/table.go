@@ -281,5 +281,6 @@ func (r *Router[H, S]) rebuildLocked() {
 			t.ks[ks] = &ksEntry{rm: t.ring.Replicas(rep)}
 		}
 	}
+	r.noteRackLocked(r.tbl.Load(), t)
 	r.tbl.Store(t)
 }

@@ -90,6 +90,7 @@ type Host struct {
 	totalErrors    atomic.Uint64 // Observe with Failure or Lost
 	totalCancelled atomic.Uint64 // Observe with Cancelled
 	successLatNs   atomic.Uint64 // sum of the latencies of Observe with Success
+	outOfZone      atomic.Uint64 // CountOutOfZone
 }
 
 func newHost(id string, t *Tracker, now time.Duration) *Host {

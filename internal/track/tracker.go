@@ -20,6 +20,8 @@ type Tracker struct {
 	hosts atomic.Pointer[hostSet] // copy-on-write
 
 	qcache atomic.Pointer[quantileCache]
+
+	outOfZone atomic.Uint64 // every host's CountOutOfZone, removed hosts' included
 }
 
 // hostSet is the tracked hosts, by ID and as a list: the hot path's

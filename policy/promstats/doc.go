@@ -46,10 +46,11 @@
 //	tailroute_host_latency_seconds              summary  attempt latency (see below)
 //	tailroute_host_requests_total               counter  attempts finished, any outcome
 //	tailroute_host_errors_total                 counter  attempts that failed with trouble or no answer
+//	tailroute_host_out_of_zone_total            counter  attempts sent while the host was out of the client's zone (WithLocalRack)
 //
 // Policy metrics (label session): the counters of Counters,
 // tailroute_backpressure_waits_total, _sent_over_rate_total, _probes_total,
-// _demoted_total, _abandoned_total, _unrouted_total; and of server-load
+// _demoted_total, _abandoned_total, _unrouted_total, _out_of_zone_total; and of server-load
 // polling (ServerLoadCounters; zero without polling)
 // tailroute_server_load_polls_total, _poll_failures_total, _samples_total
 // (counters), tailroute_server_load_skipped_hosts, _queue_max,

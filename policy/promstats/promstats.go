@@ -41,8 +41,9 @@ type Collector struct {
 	inFlight, orphaned, respTime, svcTime, queue, score   *prometheus.Desc
 	rate, rrate, success, busy, stalled, up, latency      *prometheus.Desc
 	srvQueue, srvSvc, srvAge                              *prometheus.Desc
-	requests, errors                                      *prometheus.Desc
+	requests, errors, outOfZone                           *prometheus.Desc
 	waits, overRate, probes, demoted, abandoned, unrouted *prometheus.Desc
+	outOfZoneAll                                          *prometheus.Desc
 	polls, pollFailures, samples, skipped, qmax, weight   *prometheus.Desc
 	pollRate, pollInterval                                *prometheus.Desc
 }
@@ -74,6 +75,8 @@ func New(p Source, opts ...Option) *Collector {
 		latency:      d("host_latency_seconds", "Attempt latency of the host: quantiles over the recent window, count and sum since the host was added (cancelled attempts excluded).", host),
 		requests:     d("host_requests_total", "Attempts sent to the host and finished, with any outcome (cancelled ones included).", host),
 		errors:       d("host_errors_total", "Attempts on the host that ended with a server error signalling trouble (overloaded, unavailable, server-side timeout...) or without an answer (client timeout, connection error); errors of the query itself count as answered.", host),
+		outOfZone:    d("host_out_of_zone_total", "Attempts sent to the host while it was out of the client's zone (WithLocalRack).", host),
+		outOfZoneAll: d("out_of_zone_total", "Attempts sent to a host outside the client's zone (WithLocalRack).", nil),
 		waits:        d("backpressure_waits_total", "Requests that waited because every eligible replica was over its rate.", nil),
 		overRate:     d("sent_over_rate_total", "Requests sent to the best replica although over its rate.", nil),
 		probes:       d("probes_total", "Requests sent first to a stale replica (recovery probing).", nil),
@@ -94,8 +97,8 @@ func New(p Source, opts ...Option) *Collector {
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.inFlight, c.orphaned, c.respTime, c.svcTime, c.queue, c.score, c.rate, c.rrate,
-		c.success, c.busy, c.stalled, c.up, c.srvQueue, c.srvSvc, c.srvAge, c.latency, c.requests, c.errors,
-		c.waits, c.overRate, c.probes, c.demoted, c.abandoned, c.unrouted,
+		c.success, c.busy, c.stalled, c.up, c.srvQueue, c.srvSvc, c.srvAge, c.latency, c.requests, c.errors, c.outOfZone,
+		c.waits, c.overRate, c.probes, c.demoted, c.abandoned, c.unrouted, c.outOfZoneAll,
 		c.polls, c.pollFailures, c.samples, c.skipped, c.qmax, c.weight, c.pollRate, c.pollInterval} {
 		ch <- d
 	}
@@ -148,6 +151,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstSummary(c.latency, s.TotalMeasured, s.TotalLatency.Seconds(), qs, l...)
 		m(c.requests, ct, float64(s.TotalAttempts))
 		m(c.errors, ct, float64(s.TotalErrors))
+		m(c.outOfZone, ct, float64(s.OutOfZone))
 	}
 	m := func(d *prometheus.Desc, t prometheus.ValueType, v float64) {
 		ch <- prometheus.MustNewConstMetric(d, t, v)
@@ -159,6 +163,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	m(c.demoted, ct, float64(k.Demoted))
 	m(c.abandoned, ct, float64(k.Abandoned))
 	m(c.unrouted, ct, float64(k.Unrouted))
+	m(c.outOfZoneAll, ct, float64(k.OutOfZone))
 	if sl, ok := c.p.(serverLoadSource); ok {
 		n := sl.ServerLoadCounters()
 		m(c.polls, ct, float64(n.Polls))

@@ -20,7 +20,7 @@ import (
 
 func TestCollector(t *testing.T) {
 	clk := tracker.NewManualClock(time.Second)
-	p, err := policy.New(tailroute.WithClock(clk))
+	p, err := policy.New(tailroute.WithClock(clk), tailroute.WithLocalRack("1c")) // the host's rack is ""
 	require.NoError(t, err)
 	h := &gocql.HostInfo{}
 	h.SetConnectAddress(net.ParseIP("127.0.3.1"))
@@ -84,7 +84,7 @@ func TestCollector(t *testing.T) {
 			}
 		}
 	}
-	assert.Equal(t, 12+1+2+6+8, n, "12 host gauges (no server-load sample), 1 host summary, 2 host counters, 6 policy counters, 8 server-load metrics")
+	assert.Equal(t, 12+1+3+7+8, n, "12 host gauges (no server-load sample), 1 host summary, 3 host counters, 7 policy counters, 8 server-load metrics")
 	for name, typ := range types {
 		switch {
 		case name == "tailroute_host_latency_seconds":
@@ -108,6 +108,8 @@ func TestCollector(t *testing.T) {
 	assert.Equal(t, 1.0, got["tailroute_host_success_ratio"])
 	assert.Equal(t, 0.0, got["tailroute_host_busy"])
 	assert.Equal(t, 0.0, got["tailroute_probes_total"])
+	assert.Equal(t, 1.0, got["tailroute_host_out_of_zone_total"], "the one attempt handed out left the client's zone")
+	assert.Equal(t, 1.0, got["tailroute_out_of_zone_total"])
 	// Psi + k*S = R - S + (1 + os*w)^3 * S + 2S with S = R (no feedback),
 	// os = 1 in flight + 1 orphaned: 29R
 	assert.InDelta(t, 0.058, got["tailroute_host_score_seconds"], 1e-9)

@@ -179,7 +179,7 @@ tailroute_hedge_delay_seconds{session="b"} 0
 	for _, name := range []string{
 		// every Counters field
 		"tailroute_backpressure_waits_total", "tailroute_sent_over_rate_total", "tailroute_probes_total",
-		"tailroute_demoted_total", "tailroute_abandoned_total", "tailroute_unrouted_total",
+		"tailroute_demoted_total", "tailroute_abandoned_total", "tailroute_unrouted_total", "tailroute_out_of_zone_total",
 		// server load and the stalled state
 		"tailroute_server_load_polls_total", "tailroute_server_load_poll_failures_total", "tailroute_server_load_samples_total",
 		"tailroute_server_load_skipped_hosts", "tailroute_server_load_queue_max", "tailroute_server_load_concurrency_weight",

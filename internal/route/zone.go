@@ -1,0 +1,118 @@
+package route
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tailroute/tailroute/internal/core"
+)
+
+// The zone rule (package tailroute, "Zones"): with WithLocalRack the
+// replica in the client's zone goes first while its expected response is
+// within WithZoneBound of the best replica's; attempts sent out of the
+// zone are counted on their host (track.Host.CountOutOfZone).
+
+// inZone reports whether host entry e is in the client's zone: the local
+// data center and the rack WithLocalRack names.
+func (r *Router[H, S]) inZone(e *hostEntry[H]) bool {
+	return r.cfg.LocalRack != "" && e.local && e.rack == r.cfg.LocalRack
+}
+
+// keepInZone moves the first in-zone replica among the eligible ordered
+// candidates ahead of the first, unless the first is in the zone already,
+// the in-zone one is stalled (WithStall), or its expected response
+// (expectedResponse) is over ZoneBound times the least among the eligible.
+// Busy and demoted candidates are not eligible, so they are never kept.
+func (st *queryState[H, S]) keepInZone(c []core.Candidate, eligible int, now time.Duration) {
+	p := st.r
+	if p.cfg.LocalRack == "" || eligible < 2 {
+		return
+	}
+	hosts := st.tbl.hosts
+	if p.inZone(hosts[c[0].Host]) {
+		return
+	}
+	z := -1
+	for k := 1; k < eligible; k++ {
+		if p.inZone(hosts[c[k].Host]) {
+			z = k
+			break
+		}
+	}
+	if z < 0 {
+		return
+	}
+	local, best := 0.0, math.Inf(1)
+	for k := 0; k < eligible; k++ {
+		v := hosts[c[k].Host].h.View(now)
+		if k == z && p.stalled(v) {
+			return
+		}
+		e := p.expectedResponse(v, now)
+		if k == z {
+			local = e
+		}
+		best = min(best, e)
+	}
+	if local <= p.cfg.ZoneBound*best {
+		core.PromoteHost(c, c[z].Host)
+	}
+}
+
+// countZone counts an attempt handed out to e when e is out of the
+// client's zone (only with WithLocalRack).
+func (r *Router[H, S]) countZone(e *hostEntry[H]) {
+	if r.cfg.LocalRack != "" && !r.inZone(e) {
+		e.h.CountOutOfZone()
+	}
+}
+
+// RackProblem returns why no host is in the client's zone (nil when one
+// is, without WithLocalRack, or before the session lists its hosts).
+func (r *Router[H, S]) RackProblem() error { return r.rackProblem(r.tbl.Load()) }
+
+func (r *Router[H, S]) rackProblem(t *hostTable[H]) error {
+	want := r.cfg.LocalRack
+	if want == "" || len(t.hosts) == 0 {
+		return nil
+	}
+	var racks []string
+	for _, e := range t.hosts {
+		if !e.local {
+			continue
+		}
+		if e.rack == want {
+			return nil
+		}
+		if !slices.Contains(racks, e.rack) {
+			racks = append(racks, e.rack)
+		}
+	}
+	slices.Sort(racks)
+	quoted := make([]string, len(racks))
+	hint := ""
+	for i, rk := range racks {
+		quoted[i] = fmt.Sprintf("%q", rk)
+		if strings.EqualFold(rk, want) {
+			hint = fmt.Sprintf(" (%q differs only in case)", rk)
+		}
+	}
+	return fmt.Errorf("policy: WithLocalRack(%q): no host of the local data center is in rack %q (its racks: %s)%s; "+
+		"no replica is preferred and every attempt counts as out of zone until a host of %q appears: fix the name",
+		want, want, strings.Join(quoted, ", "), hint, want)
+}
+
+// noteRackLocked logs when the table that replaces old changes whether
+// the client's rack is known (r.mu held).
+func (r *Router[H, S]) noteRackLocked(old, t *hostTable[H]) {
+	was, is := r.rackProblem(old), r.rackProblem(t)
+	switch {
+	case is != nil && (was == nil || was.Error() != is.Error()):
+		r.hooks.Logf("%v", is)
+	case is == nil && was != nil:
+		r.hooks.Logf("WithLocalRack(%q): hosts of rack %q found", r.cfg.LocalRack, r.cfg.LocalRack)
+	}
+}
