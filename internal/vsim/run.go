@@ -31,6 +31,10 @@ var strategies = map[string]strategy{
 		engine: func() []tailroute.Option { return nil }},
 	"tailroute-nopoll": {doc: "tailroute without a server signal (WithServerLoad(false))",
 		engine: func() []tailroute.Option { return []tailroute.Option{tailroute.WithServerLoad(false)} }},
+	"token-aware": {doc: "round robin over the replicas (the engine's RoundRobin strategy, no signal): gocql's TokenAwareHostPolicy(RoundRobinHostPolicy())",
+		engine: func() []tailroute.Option {
+			return []tailroute.Option{tailroute.WithStrategy(tailroute.RoundRobin), tailroute.WithServerLoad(false)}
+		}},
 	"tailroute-p2c": {doc: "tailroute's power of two choices strategy (WithStrategy(P2C))",
 		engine: func() []tailroute.Option { return []tailroute.Option{tailroute.WithStrategy(tailroute.P2C)} }},
 	"c3":                {doc: "the C3 paper's C3 exactly (absim): its score with n = clients, piggybacked feedback, CUBIC rate limiter and backlog", selector: paperbase.NewC3},

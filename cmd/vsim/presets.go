@@ -1,0 +1,129 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/tailroute/tailroute/internal/vsim"
+)
+
+// cell is one configuration of a preset, run for every strategy and seed.
+type cell struct {
+	Name   string
+	Config vsim.Config
+}
+
+// preset is a built-in set of cells with the strategies and seeds it is
+// run with by default.
+type preset struct {
+	doc        string
+	cells      func() []cell
+	strategies string
+	seeds      string
+}
+
+// paperStrategies are the C3 paper's §6 strategies and the product's two
+// ways of running (with and without its server signal).
+const paperStrategies = "tailroute,tailroute-nopoll,c3,lor,rr,oracle"
+
+// presets by name.
+var presets = map[string]preset{
+	"fig14": {doc: "the C3 paper's Figure 14: utilization 70 % and 45 %, T = 10, 100, 500 ms, 150 and 300 clients (50 servers, D = 3, read repair 10 %, 600,000 requests, the first 2 s not measured)",
+		cells: fig14, strategies: paperStrategies, seeds: "1-5"},
+	"fig15": {doc: "the C3 paper's Figure 15: demand skew (20 % and 50 % of the clients make 80 % of the requests) at utilization 70 %, T = 10, 100, 500 ms, 150 and 300 clients",
+		cells: fig15, strategies: paperStrategies, seeds: "1-5"},
+	"scale": {doc: "1000 clients x 100 servers (RF 3, vnode ring) at utilization 50 % and 80 %: one slow server (5x), two slow servers, a pause every 2 s, a cascade (a 5x slow server and a neighbour that slows 2x past 8 queued)",
+		cells: scale, strategies: "tailroute,tailroute-nopoll,c3,token-aware,datastax,peakewma,oracle", seeds: "1-3"},
+	"crossval": {doc: "the real-time suite's cells that both simulators run (5 servers, 4 clients, W = 4, 1/mu = 4 ms, 5000 requests at 1000/s): slow-node, two-slow, recovering, bimodal 70 % / 100 ms, gc-pauses",
+		cells: crossval, strategies: "tailroute,tailroute-nopoll,oracle", seeds: "1-12"},
+	"quick": {doc: "one small cell (10 servers, 20 clients, one 5x slow server, 20,000 requests): a smoke test in about a second",
+		cells: func() []cell {
+			return []cell{{"quick", vsim.Config{Servers: 10, Clients: 20, Requests: 20000, Slow: []vsim.Slow{{Server: 0, Factor: 5}}}}}
+		}, strategies: "tailroute,tailroute-nopoll,c3,lor,rr,oracle", seeds: "1"},
+}
+
+// paper is the §6 setup: 50 servers x 4 workers, 1/mu = 4 ms, D = 3, read
+// repair 10 %, 600,000 requests, completions in the first 2 s left out.
+func paper(clients int, util float64, t time.Duration) vsim.Config {
+	return vsim.Config{Servers: 50, Clients: clients, Workers: 4, MeanService: 4 * time.Millisecond,
+		Utilization: util, FluctuationT: t, FluctuationD: 3, ReadRepair: 0.1, Requests: 600000,
+		Warmup: 2 * time.Second}
+}
+
+func fig14() []cell {
+	var out []cell
+	for _, u := range []float64{0.70, 0.45} {
+		for _, t := range []time.Duration{10, 100, 500} {
+			for _, n := range []int{150, 300} {
+				out = append(out, cell{fmt.Sprintf("u%02.0f-T%d-c%d", u*100, t, n), paper(n, u, t*time.Millisecond)})
+			}
+		}
+	}
+	return out
+}
+
+func fig15() []cell {
+	var out []cell
+	for _, skew := range []float64{0.2, 0.5} {
+		for _, t := range []time.Duration{10, 100, 500} {
+			for _, n := range []int{150, 300} {
+				c := paper(n, 0.70, t*time.Millisecond)
+				c.SkewClients, c.SkewDemand = skew, 0.8
+				out = append(out, cell{fmt.Sprintf("skew%02.0f-T%d-c%d", skew*100, t, n), c})
+			}
+		}
+	}
+	return out
+}
+
+func scale() []cell {
+	var out []cell
+	for _, u := range []float64{0.5, 0.8} {
+		base := func() vsim.Config {
+			return vsim.Config{Servers: 100, Clients: 1000, Workers: 4, MeanService: 4 * time.Millisecond,
+				Utilization: u, Placement: vsim.Ring, Requests: 600000, Warmup: time.Second}
+		}
+		name := func(s string) string { return fmt.Sprintf("u%02.0f-%s", u*100, s) }
+		c := base()
+		c.Slow = []vsim.Slow{{Server: 0, Factor: 5}}
+		out = append(out, cell{name("slow1"), c})
+		c = base()
+		c.Slow = []vsim.Slow{{Server: 0, Factor: 5}, {Server: 1, Factor: 5}}
+		out = append(out, cell{name("slow2"), c})
+		c = base()
+		c.PauseEvery, c.PauseFor = 2*time.Second, 150*time.Millisecond
+		out = append(out, cell{name("pauses"), c})
+		c = base()
+		c.Slow = []vsim.Slow{{Server: 0, Factor: 5}}
+		c.Overload = []vsim.Overload{{Server: 1, Queue: 8, Factor: 2}}
+		out = append(out, cell{name("cascade"), c})
+	}
+	return out
+}
+
+// crossval mirrors ycsb-lite's suite cells (5 nodes, 4 clients; see
+// cmd/ycsb-lite's scenarios): the open-loop 1000 operations per second
+// the suite sends is utilization 1000 / (5 x 4 / 4 ms) = 20 %.
+func crossval() []cell {
+	base := func() vsim.Config {
+		return vsim.Config{Servers: 5, Clients: 4, Workers: 4, MeanService: 4 * time.Millisecond,
+			Utilization: 0.2, Requests: 5000, Placement: vsim.Ring}
+	}
+	var out []cell
+	c := base()
+	c.Slow = []vsim.Slow{{Server: 4, Factor: 5}}
+	out = append(out, cell{"slow-node", c})
+	c = base()
+	c.Slow = []vsim.Slow{{Server: 3, Factor: 5}, {Server: 4, Factor: 5}}
+	out = append(out, cell{"two-slow", c})
+	c = base()
+	c.Slow = []vsim.Slow{{Server: 4, Factor: 10, Until: 2 * time.Second}}
+	out = append(out, cell{"recovering", c})
+	c = base()
+	c.Utilization, c.FluctuationT, c.FluctuationD = 0.7, 100*time.Millisecond, 3
+	out = append(out, cell{"bimodal-70-100ms", c})
+	c = base()
+	c.PauseEvery, c.PauseFor = 2*time.Second, 150*time.Millisecond
+	out = append(out, cell{"gc-pauses", c})
+	return out
+}
