@@ -37,6 +37,19 @@
 // Q % of the requests, and -utilization U derives the target rate from the
 // embedded cluster's capacity (C3 §6).
 //
+// Zones (zones.go): -racks K puts the embedded cluster's nodes in racks
+// rack1..rackK of each DC (round robin) and turns on the simulator's
+// network between zones (sim.Network, one-way -zone-latency within a rack,
+// between racks and between DCs, default 50us,500us,30ms); each client
+// binds its connections to its zone's address (sim.Cluster.ClientAddr),
+// -client-rack (default rack1, or spread over the racks). The scenarios
+// zones, zone-slow, zone-pause and zones-spread set 6 nodes, 3 racks and
+// NetworkTopologyStrategy dc1:3 unless those flags are given. Every
+// policy's run reports the share of its data requests and bytes that
+// crossed zones (the table's zones line, report.json's zones); the
+// tailroute-rack policy is tailroute told the client's rack
+// (tailroute.WithLocalRack).
+//
 // With no flags it compares tailroute, token-aware and tailroute-p2c on the
 // slow-node scenario (10000 operations of workload B at 1000 ops/s, 32
 // threads per policy, a fresh cluster each), prints the table and writes

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/tailroute/tailroute/sim"
@@ -35,6 +36,8 @@ type binding[C any] struct {
 	note    string                                                 // after the policy's name in a connection error
 	config  func(r *runner, hosts []string, port int) C            // a client session's configuration from the flags
 	install func(policySpec) func(policyEnv, C) (installed, error) // the spec's install for this driver
+	// dial sets the dialer of a client placed in a zone (zones.go).
+	dial func(cfg C, d *net.Dialer)
 	// open sets the keyspace, chains c's observer after the policy's, opens
 	// the session and binds c.db to it.
 	open func(cfg C, c *client) (closeSession func(), err error)
@@ -42,6 +45,13 @@ type binding[C any] struct {
 
 func (b binding[C]) connect(r *runner, spec policySpec, env policyEnv, c *client, hosts []string, port int) (func(), func(), error) {
 	cfg := b.config(r, hosts, port)
+	d, err := zoneDialer(env, r.o.connectTimeout)
+	if err != nil {
+		return nil, nil, err
+	}
+	if d != nil {
+		b.dial(cfg, d)
+	}
 	inst, err := b.install(spec)(env, cfg)
 	c.inst = inst
 	if err != nil {

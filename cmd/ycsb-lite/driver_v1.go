@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net"
 
 	"github.com/gocql/gocql"
 	"github.com/tailroute/tailroute/policy"
@@ -13,6 +14,7 @@ import (
 var v1Driver = binding[*gocql.ClusterConfig]{
 	config:  (*runner).clusterConfig,
 	install: func(s policySpec) func(policyEnv, *gocql.ClusterConfig) (installed, error) { return s.v1 },
+	dial:    func(cfg *gocql.ClusterConfig, d *net.Dialer) { cfg.Dialer = d },
 	open: func(cfg *gocql.ClusterConfig, c *client) (func(), error) {
 		cfg.Keyspace, cfg.QueryObserver = c.db.ks, observerV1{next: cfg.QueryObserver, c: c}
 		sess, err := cfg.CreateSession()

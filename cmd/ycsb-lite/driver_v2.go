@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"net"
 	"time"
 
 	gocql2 "github.com/apache/cassandra-gocql-driver/v2"
@@ -74,6 +75,7 @@ var v2Driver = binding[*gocql2.ClusterConfig]{
 	note:    " (driver v2)",
 	config:  (*runner).clusterConfigV2,
 	install: func(s policySpec) func(policyEnv, *gocql2.ClusterConfig) (installed, error) { return s.v2 },
+	dial:    func(cfg *gocql2.ClusterConfig, d *net.Dialer) { cfg.Dialer = d },
 	open: func(cfg *gocql2.ClusterConfig, c *client) (func(), error) {
 		cfg.Keyspace, cfg.QueryObserver = c.db.ks, observerV2{next: cfg.QueryObserver, c: c}
 		sess, err := cfg.CreateSession()

@@ -31,6 +31,7 @@ type options struct {
 	policies     []string
 	driver       string // -driver: v1 (gocql) or v2 (apache/cassandra-gocql-driver/v2)
 	scenario     scenarioSpec
+	zones        zoneOptions // -racks, -client-rack, -zone-latency
 	params       scenarioParams
 	seed         int64
 	out          string
@@ -161,6 +162,7 @@ func commandLine(stderr io.Writer) *cli {
 	c.topic("Cluster", "no -hosts = an embedded simulated cluster on 127.0.0.1..N", c.clusterFlags)
 	c.topic("Connection", "for real clusters (-hosts); TLS and auth are not exercised by the embedded cluster", c.connectionFlags)
 	c.topic("Output", "", c.outputFlags)
+	c.topic("Zones", "embedded cluster only: racks as availability zones and the network between them (sim.Network)", zoneFlags(c))
 
 	return c
 }

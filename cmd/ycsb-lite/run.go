@@ -113,13 +113,14 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 	if o.hosts == nil {
 		cl, err = sim.Start(ctx, sim.Config{
 			Nodes: o.nodes, Feedback: o.payloadFeedback || spec.payload, Seed: o.seed,
-			DCs:   o.dcs,
+			DCs:   o.dcs, Racks: o.zones.racks, Network: o.zones.network(),
 			Model: sim.ServiceModel{Workers: o.workers, MeanService: o.serviceTime},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("starting the embedded cluster: %w", err)
 		}
 		defer cl.Close()
+		defer placeClients(cl, o)()
 		hosts, port = cl.Hosts(), cl.Port()
 	}
 	w, err := ycsb.NewWorkload(o.cfg)
@@ -179,6 +180,10 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 	}
 	shift := &shiftResults{}
 	hedgeStart := hedgingOf(clients) // the load phase and the warm-up are not the run's
+	var traffic0 []sim.Traffic
+	if cl != nil {
+		traffic0 = cl.Traffic()
+	}
 	runStart := time.Now()
 	env := r.newScenarioEnv(name, cl, run, db, runStart, shift)
 	m.EnableSeries(runStart, o.series)
@@ -213,8 +218,12 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 	r.writeHdr(name, m, ilog)
 
 	_ = idx
-	return r.resultOf(policyRun{name: name, cl: cl, clients: clients, run: run, res: res, m: m,
-		startWin: startWin, hedgeStart: hedgeStart, runStart: runStart, env: env, extra: shift.get()}), nil
+	pr := r.resultOf(policyRun{name: name, cl: cl, clients: clients, run: run, res: res, m: m,
+		startWin: startWin, hedgeStart: hedgeStart, runStart: runStart, env: env, extra: shift.get()})
+	if cl != nil {
+		pr.Zones = zoneStats(traffic0, cl.Traffic())
+	}
+	return pr, nil
 }
 
 // warnf prints a problem that does not stop the run.

@@ -91,6 +91,24 @@ func background(ctx context.Context, fn func(ctx context.Context)) func() {
 	return func() { cancel(); wg.Wait() }
 }
 
+// staggeredPauses pauses each of nodes for -pause-for once every
+// -pause-every, one node every -pause-every / len(nodes), until stopped.
+func staggeredPauses(ctx context.Context, env *scenarioEnv, nodes []*sim.Node) func() {
+	step := env.params.pauseEvery / time.Duration(len(nodes))
+	return background(ctx, func(ctx context.Context) {
+		t := time.NewTicker(step)
+		defer t.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				nodes[i%len(nodes)].Pause(env.params.pauseFor)
+			}
+		}
+	})
+}
+
 // atProgress polls progress and calls fn once it reaches frac (never if frac >= 1).
 func atProgress(ctx context.Context, env *scenarioEnv, frac float64, fn func()) bool {
 	if frac >= 1 {
@@ -134,20 +152,9 @@ func init() {
 		name: "gc-pauses", help: "each node stops the world for -pause-for once every -pause-every, staggered across nodes",
 		start: func(ctx context.Context, env *scenarioEnv) (func(), error) {
 			nodes := env.cluster.Nodes()
-			step := env.params.pauseEvery / time.Duration(len(nodes))
-			env.logf("gc-pauses: every node pauses %v every %v (one node every %v)", env.params.pauseFor, env.params.pauseEvery, step)
-			return background(ctx, func(ctx context.Context) {
-				t := time.NewTicker(step)
-				defer t.Stop()
-				for i := 0; ; i++ {
-					select {
-					case <-ctx.Done():
-						return
-					case <-t.C:
-						nodes[i%len(nodes)].Pause(env.params.pauseFor)
-					}
-				}
-			}), nil
+			env.logf("gc-pauses: every node pauses %v every %v (one node every %v)", env.params.pauseFor, env.params.pauseEvery,
+				env.params.pauseEvery/time.Duration(len(nodes)))
+			return staggeredPauses(ctx, env, nodes), nil
 		},
 	}
 	scenarios["bimodal"] = scenarioSpec{

@@ -77,6 +77,8 @@ type PolicyResult struct {
 	Fault *FaultStats `json:"fault,omitempty"`
 	// HedgeStats is what hedging did and cost (hedged policies only).
 	HedgeStats *HedgeStats `json:"hedge_stats,omitempty"`
+	// Zones is the traffic between zones (the embedded cluster with racks).
+	Zones *ZoneStats `json:"zones,omitempty"`
 }
 
 // Report is one comparison (or a single-policy run).
@@ -272,6 +274,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	if err := r.writeHedging(w); err != nil {
+		return err
+	}
+	if err := r.writeZones(w); err != nil {
 		return err
 	}
 	if err := r.writeFaults(w); err != nil {
