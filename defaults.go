@@ -13,7 +13,7 @@ import (
 const (
 	DefaultStrategy            = C3
 	DefaultRateControl         = true
-	DefaultConcurrencyWeight   = 1.0 // w: this process is the only client
+	DefaultConcurrencyWeight   = 0.0 // w: measured from the polls (1 without them)
 	DefaultServerWorkers       = 1   // W_s: the paper's single-queue server
 	DefaultTailTerm            = 2.0 // k: a request's own service counted at 3/mu_s, the p95 of an exponential service time
 	DefaultBusyInFlight        = 10

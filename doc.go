@@ -142,9 +142,18 @@
 // mean of an exponential service time (1/ln 2 = 1.44 times its median).
 // Without polling the score alone decides.
 //
-// The concurrency weight. w is the number of clients in the paper
-// (default 1: this process is the only client). With polled server load
-// (see Server load) the weight in force is
+// The concurrency weight. w is the number of clients in the paper. By
+// default (WithConcurrencyWeight(0)) it is measured: with polled server load
+// (see Server load), w is the hosts' completed requests over this client's
+// own answers from them, summed over every host's poll pairs with weight
+// exp(-age/5s), at least 1, once 20 own answers are in the sums; until
+// then, and without polls, w = 1 (this process is the only client). A
+// cluster of 300 such clients measures about 300 (writes count once per
+// replica, so a write-heavy client overstates it; Qmax bounds what it
+// costs). Measured case: the C3 paper's §6 cells in the virtual-time
+// simulator (go run ./cmd/vsim -preset fig14), where w = 1 treats
+// 300 clients as one and herds them (docs/RESULTS.md). With polled server
+// load the weight in force is
 //
 //	w_eff = min(w, max(1, Qmax))
 //

@@ -58,10 +58,12 @@ func WithRemoteDCs(allow bool) Option {
 
 // WithConcurrencyWeight sets w, the concurrency-compensation weight of C3's
 // queue estimate qhat_s = 1 + os_s*w + q_s. The paper sets it to the number
-// of clients; the default 1 assumes this process is the only client (set it
-// to the number of application instances sharing the cluster). With
-// polled server load (WithServerLoad) the weight in force is
-// min(w, max(1, Qmax)) (see "The concurrency weight" in the package doc). Allowed 0..1e6.
+// of clients. Default 0: measured. With polled server load
+// (WithServerLoad) w is the number of clients like this one that the
+// polls show (see "The concurrency weight" in the package doc), 1 until
+// they show it and without polls. A w set here is used as it is (set it to
+// the number of application instances sharing the cluster). With polled
+// server load the weight in force is min(w, max(1, Qmax)). Allowed 0..1e6.
 func WithConcurrencyWeight(w float64) Option {
 	return route("WithConcurrencyWeight", func(s *settings.Set) {
 		if !(w >= 0 && w <= 1e6) {

@@ -74,6 +74,9 @@ type ServerLoadCounters struct {
 	// min(w, max(1, Qmax)) (package doc, "The concurrency weight").
 	QueueMax float64
 	Weight   float64
+	// Clients is w as the polls measure it: the clients like this one
+	// sharing the hosts (1 until measured); the default w.
+	Clients float64
 }
 
 // Hedging is a snapshot of a Hedger's counters since it was created

@@ -184,7 +184,7 @@ func (p *Router[H, S]) score(v track.View, now time.Duration) float64 {
 // scoreWeights returns the concurrency weight w and the worker count W_s
 // the score drains a host's queue with (see score).
 func (p *Router[H, S]) scoreWeights(v track.View, now time.Duration) (w, workers float64) {
-	w = p.cfg.Weight
+	w = p.weight()
 	if p.polled && !v.HasFeedback {
 		weff := p.weightAt(now)
 		if s := float64(v.Silence); weff < w && s > v.ResponseTime {

@@ -85,6 +85,7 @@ type Router[H HostInfo, S any] struct {
 	load     atomic.Pointer[serverLoadPoller[H, S]] // server-load polling, once started; nil = off
 	polls    atomic.Int64                           // poll queries in flight (Pick and the observers check for them)
 	queues   queueMean                              // the polled queues' mean (w_eff, weight.go)
+	clients  clientCount                            // w measured (weight.go)
 	polled   bool                                   // the configuration polls (WithServerLoad and C3)
 	requests atomic.Uint64                          // plans handed out while polled: what earns poll credit (WithPollBudget)
 	offTold  atomic.Bool                            // a host without the polled table was logged

@@ -172,6 +172,7 @@ type LoadEstimator struct {
 	n       int                      // pairs recorded (ring index = n % estimatorWindow)
 	last    time.Duration            // the latest estimate; its oldest pair is pair lastN
 	lastN   int
+	paired  bool // the latest Add recorded a pair
 }
 
 // The estimator's window: at least estimatorMinCompleted completions and
@@ -185,6 +186,7 @@ const (
 // Add returns q_s and 1/mu_s (0: no estimate) for s.
 func (le *LoadEstimator) Add(s ThreadPoolSample) (queue float64, serviceTime time.Duration) {
 	queue = max(s.Pending+s.Active-s.Own, 0)
+	le.paired = false
 	if le.hasPrev {
 		dc := s.Completed - le.prev.Completed
 		dt := s.At - le.prev.At
@@ -201,6 +203,7 @@ func (le *LoadEstimator) Add(s ThreadPoolSample) (queue float64, serviceTime tim
 				le.ans[k], le.ansTime[k] = s.Answers-le.prev.Answers, float64(s.AnswerTime-le.prev.AnswerTime)
 			}
 			le.n++
+			le.paired = true
 		}
 	}
 	le.prev, le.hasPrev = s, true
@@ -219,6 +222,16 @@ func (le *LoadEstimator) Add(s ThreadPoolSample) (queue float64, serviceTime tim
 		serviceTime = le.last
 	}
 	return queue, serviceTime
+}
+
+// Pair returns the completions and the client's own answers of the pair
+// the latest Add recorded (false: that Add recorded none).
+func (le *LoadEstimator) Pair() (done int64, answers uint64, ok bool) {
+	if !le.paired {
+		return 0, 0, false
+	}
+	k := (le.n - 1) % estimatorWindow
+	return le.done[k], le.ans[k], true
 }
 
 // contradicted reports whether the client's own newest answers contradict
@@ -398,7 +411,7 @@ func (sl *serverLoadPoller[H, S]) loop(id string) {
 	warm := WarmPolls // warm-up turns left
 	rnd := core.Rand(sl.r.rand64())
 	jitter := 0.8 + 0.4*rnd.Float()
-	polled, last := false, time.Duration(0)                                   // the previous turn's clock time
+	polled, last := false, time.Duration(0)                                      // the previous turn's clock time
 	timer := sl.newTimer(time.Duration(rnd.Float() * float64(sl.r.cfg.PollMin))) // spread the first polls
 	defer timer.Stop()
 	for {
@@ -494,7 +507,10 @@ func (sl *serverLoadPoller[H, S]) pollOnce(e *hostEntry[H], est *LoadEstimator, 
 	smp.Answers, smp.AnswerTime = e.h.Answers()
 	q, svc := est.Add(smp)
 	e.h.ServerLoad(smp.At, q, svc, interval*3/2)
-	r.queues.add(e.id, smp.At, smp.Pending+smp.Active, r.cfg.Weight, queueMaxAgeIntervals*interval)
+	r.queues.add(e.id, smp.At, smp.Pending+smp.Active, r.weight(), queueMaxAgeIntervals*interval)
+	if done, own, ok := est.Pair(); ok {
+		r.clients.add(smp.At, done, own)
+	}
 	e.h.ServerWorkers(smp.Workers)
 	sl.samples.Add(1)
 	return true
@@ -553,7 +569,8 @@ func (r *Router[H, S]) ServerLoadCounters() ServerLoadCounters {
 	c := ServerLoadCounters{Requests: r.requests.Load(), Polls: sl.polls.Load(), Failures: sl.failures.Load(), Samples: sl.samples.Load(),
 		Interval: b.interval,
 		QueueMax: r.queues.max(),
-		Weight:   r.weightAt(now)}
+		Weight:   r.weightAt(now),
+		Clients:  r.clients.value()}
 	sl.mu.Lock()
 	c.PollsPerSecond = sl.pollRate.rate(now) / float64(b.hosts)
 	for id := range sl.skipped {

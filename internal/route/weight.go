@@ -92,9 +92,62 @@ func (m *queueMean) add(id string, at time.Duration, queue, w float64, maxAge ti
 // queue keeps counting in Qmax after its latest poll.
 const queueMaxAgeIntervals = 6
 
-// weightAt returns w_eff at clock time now for the configured w.
+// weightAt returns w_eff at clock time now for w (weight).
 func (r *Router[H, S]) weightAt(now time.Duration) float64 {
-	return r.queues.weight(now, r.cfg.Weight)
+	return r.queues.weight(now, r.weight())
+}
+
+// weight returns w: WithConcurrencyWeight's, or by default the clients
+// measured from the polls (clientCount).
+func (r *Router[H, S]) weight() float64 {
+	if r.cfg.Weight > 0 {
+		return r.cfg.Weight
+	}
+	return r.clients.value()
+}
+
+// clientCount measures w, the clients like this one sharing the hosts:
+// the hosts' completed requests over this client's own answers from them,
+// over every host's poll pairs, each weighing exp(-age/clientWindow); at
+// least 1, and 1 until clientMinAnswers own answers are counted.
+type clientCount struct {
+	mu        sync.Mutex
+	done, own float64
+	at        time.Duration
+	bits      atomic.Uint64 // the estimate (float64 bits); 0: none yet
+}
+
+const (
+	clientWindow     = 5 * time.Second
+	clientMinAnswers = 20
+	maxClients       = 1e6
+)
+
+// add counts one poll pair of a host, ending at clock time at: done
+// requests completed there, own of them answered to this client.
+func (c *clientCount) add(at time.Duration, done int64, own uint64) {
+	if done < 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if at > c.at {
+		f := math.Exp(-float64(at-c.at) / float64(clientWindow))
+		c.done, c.own, c.at = c.done*f, c.own*f, at
+	}
+	c.done += float64(done)
+	c.own += float64(own)
+	if c.own >= clientMinAnswers {
+		c.bits.Store(math.Float64bits(min(maxClients, max(1, c.done/c.own))))
+	}
+}
+
+// value returns the estimate, 1 without one.
+func (c *clientCount) value() float64 {
+	if b := c.bits.Load(); b != 0 {
+		return math.Float64frombits(b)
+	}
+	return 1
 }
 
 // forget drops host id (no longer polled).

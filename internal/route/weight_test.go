@@ -145,3 +145,33 @@ func TestTailTerm(t *testing.T) {
 		assert.Greater(t, tail.score(fast, now), tail.score(slow, now), "%s, k = 2: two in flight still lose to the idle one", signal.name)
 	}
 }
+
+// w is measured as the hosts' completions over the client's own answers
+// there: none before 20 own answers, about the number of equal clients
+// after, at least 1, and old pairs fade with clientWindow.
+func TestClientCountMeasuresClients(t *testing.T) {
+	var c clientCount
+	assert.Equal(t, 1.0, c.value())
+	c.add(time.Second, 3000, 10)
+	assert.Equal(t, 1.0, c.value(), "10 own answers: no estimate yet")
+	c.add(time.Second, 3000, 10)
+	assert.InDelta(t, 300, c.value(), 1e-9)
+	c.add(time.Second+clientWindow*10, 40, 40) // the 300-client pairs have faded
+	assert.InDelta(t, 1, c.value(), 0.01)
+	c.add(time.Second+clientWindow*10, 10, 20) // more own answers than completions (counters of another stage): 1
+	assert.Equal(t, 1.0, c.value())
+	c.add(time.Second+clientWindow*10, -5, 1) // a counter reset: not a pair
+	assert.Equal(t, 1.0, c.value())
+}
+
+// The default w is the measured one; WithConcurrencyWeight's is used as
+// it is.
+func TestWeightDefaultMeasured(t *testing.T) {
+	r, _, _ := testRouter(t, 3)
+	assert.Equal(t, 1.0, r.weight(), "nothing measured: 1")
+	r.clients.add(time.Second, 500, 100)
+	assert.InDelta(t, 5, r.weight(), 1e-9)
+	r, _, _ = testRouter(t, 3, tailroute.WithConcurrencyWeight(2))
+	r.clients.add(time.Second, 500, 100)
+	assert.Equal(t, 2.0, r.weight())
+}
