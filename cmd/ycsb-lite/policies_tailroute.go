@@ -47,10 +47,12 @@ var tailrouteVariants = []struct {
 	strategy   tailroute.Strategy
 	rate       bool
 	signals    bool // also the -nopoll, +poll and +payload variants
+	givenW     bool // the concurrency weight set to -clients instead of measured
 }{
-	{"tailroute", "tailroute policy, C3 ranking + CUBIC rate control (the product)", tailroute.C3, true, true},
-	{"tailroute-p2c", "tailroute policy, DataStax power-of-two-choices on in-flight counts", tailroute.P2C, true, false},
-	{"tailroute-norate", "ablation: tailroute C3 ranking without the CUBIC rate control", tailroute.C3, false, true},
+	{"tailroute", "tailroute policy, C3 ranking + CUBIC rate control (the product)", tailroute.C3, true, true, false},
+	{"tailroute-p2c", "tailroute policy, DataStax power-of-two-choices on in-flight counts", tailroute.P2C, true, false, false},
+	{"tailroute-norate", "ablation: tailroute C3 ranking without the CUBIC rate control", tailroute.C3, false, true, false},
+	{"tailroute-wn", "ablation: tailroute with the concurrency weight set to -clients (WithConcurrencyWeight) instead of measured", tailroute.C3, true, true, true},
 }
 
 // serverSignal is the server-load signal of a tailroute variant.
@@ -74,10 +76,11 @@ func (sig serverSignal) options() []tailroute.Option {
 // tailrouteOptions is the option list of a tailroute policy, for both
 // adapters (both take []tailroute.Option):
 // strategy and rate control, C3's concurrency compensation n = the number
-// of clients, the server signal, -tail-term and -local-dc.
-func tailrouteOptions(env policyEnv, strategy tailroute.Strategy, rate bool, sig serverSignal) []tailroute.Option {
+// of clients where givenW (else the policy measures it), the server
+// signal, -tail-term and -local-dc.
+func tailrouteOptions(env policyEnv, strategy tailroute.Strategy, rate, givenW bool, sig serverSignal) []tailroute.Option {
 	opts := []tailroute.Option{tailroute.WithStrategy(strategy), tailroute.WithRateControl(rate)}
-	if env.clients > 1 {
+	if givenW {
 		opts = append(opts, tailroute.WithConcurrencyWeight(float64(env.clients)))
 	}
 	opts = append(opts, sig.options()...)
@@ -129,14 +132,14 @@ func init() {
 			registerPolicy(policySpec{
 				name: name, help: help, payload: sig.payload,
 				v1: func(env policyEnv, cfg *gocql.ClusterConfig) (installed, error) {
-					p, inst, err := newTailroute(policy.New, policy.Wire, cfg, tailrouteOptions(env, t.strategy, t.rate, sig))
+					p, inst, err := newTailroute(policy.New, policy.Wire, cfg, tailrouteOptions(env, t.strategy, t.rate, t.givenW, sig))
 					if err == nil && sig.payload {
 						inst.feedback = func(iter *gocql.Iter) bool { return simpayload.Record(p, iter.Host(), iter.GetCustomPayload()) }
 					}
 					return inst, err
 				},
 				v2: func(env policyEnv, cfg *gocql2.ClusterConfig) (installed, error) {
-					p, inst, err := newTailroute(apolicy.New, apolicy.Wire, cfg, tailrouteOptions(env, t.strategy, t.rate, sig))
+					p, inst, err := newTailroute(apolicy.New, apolicy.Wire, cfg, tailrouteOptions(env, t.strategy, t.rate, t.givenW, sig))
 					if err == nil && sig.payload {
 						inst.feedbackV2 = func(iter *gocql2.Iter) bool { return simpayload.Record(p, iter.Host(), iter.GetCustomPayload()) }
 					}

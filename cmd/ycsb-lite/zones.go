@@ -158,7 +158,7 @@ func init() {
 		if !ok {
 			return nil, fmt.Errorf("tailroute-rack needs the embedded cluster with -racks > 1 (or a zone scenario)")
 		}
-		return append(tailrouteOptions(env, tailroute.C3, true, serverSignal{poll: true}), tailroute.WithLocalRack(z.Rack)), nil
+		return append(tailrouteOptions(env, tailroute.C3, true, false, serverSignal{poll: true}), tailroute.WithLocalRack(z.Rack)), nil
 	}
 	registerPolicy(policySpec{
 		name: "tailroute-rack", simOnly: true,
