@@ -35,7 +35,7 @@ var presets = map[string]preset{
 	"scale": {doc: "1000 clients x 100 servers (RF 3, vnode ring) at utilization 50 % and 80 %: one slow server (5x), two slow servers, a pause every 2 s, a cascade (a 5x slow server and a neighbour that slows 2x past 8 queued)",
 		cells: scale, strategies: "tailroute,tailroute-nopoll,c3,token-aware,datastax,peakewma,oracle", seeds: "1-3"},
 	"crossval": {doc: "the real-time suite's cells that both simulators run (5 servers, 4 clients, W = 4, 1/mu = 4 ms, 5000 requests at 1000/s): slow-node, two-slow, recovering, bimodal 70 % / 100 ms, gc-pauses",
-		cells: crossval, strategies: "tailroute,tailroute-nopoll,oracle", seeds: "1-12"},
+		cells: crossval, strategies: "tailroute,tailroute-nopoll,tailroute-wn,tailroute-wn-nopoll,oracle", seeds: "1-12"},
 	"quick": {doc: "one small cell (10 servers, 20 clients, one 5x slow server, 20,000 requests): a smoke test in about a second",
 		cells: func() []cell {
 			return []cell{{"quick", vsim.Config{Servers: 10, Clients: 20, Requests: 20000, Slow: []vsim.Slow{{Server: 0, Factor: 5}}}}}
@@ -101,9 +101,12 @@ func scale() []cell {
 	return out
 }
 
-// crossval mirrors ycsb-lite's suite cells (5 nodes, 4 clients; see
-// cmd/ycsb-lite's scenarios): the open-loop 1000 operations per second
-// the suite sends is utilization 1000 / (5 x 4 / 4 ms) = 20 %.
+// crossval mirrors ycsb-lite's suite cells (5 nodes, 4 clients, 5000
+// operations; see cmd/ycsb-lite's scenarios): the 1000 operations per
+// second the suite sends is utilization 1000 / (5 x 4 / 4 ms) = 20 %. What
+// differs: ycsb-lite's workload B has 5 % updates (written to every
+// replica), its threads pace their operations evenly (vsim's arrivals are
+// Poisson), and it runs through a driver on a real-time simulator.
 func crossval() []cell {
 	base := func() vsim.Config {
 		return vsim.Config{Servers: 5, Clients: 4, Workers: 4, MeanService: 4 * time.Millisecond,
@@ -117,10 +120,12 @@ func crossval() []cell {
 	c.Slow = []vsim.Slow{{Server: 3, Factor: 5}, {Server: 4, Factor: 5}}
 	out = append(out, cell{"two-slow", c})
 	c = base()
-	c.Slow = []vsim.Slow{{Server: 4, Factor: 10, Until: 2 * time.Second}}
+	c.Slow = []vsim.Slow{{Server: 4, Factor: 10, Until: 2500 * time.Millisecond}} // half of the run
 	out = append(out, cell{"recovering", c})
 	c = base()
-	c.Utilization, c.FluctuationT, c.FluctuationD = 0.7, 100*time.Millisecond, 3
+	// ycsb-lite's bimodal: mu or mu/D around 1/mu = 4 ms, i.e. 12 ms or
+	// 12/D ms here, at 70 % of (mu + mu/D)/2
+	c.MeanService, c.Utilization, c.FluctuationT, c.FluctuationD = 12*time.Millisecond, 0.7, 100*time.Millisecond, 3
 	out = append(out, cell{"bimodal-70-100ms", c})
 	c = base()
 	c.PauseEvery, c.PauseFor = 2*time.Second, 150*time.Millisecond

@@ -50,9 +50,10 @@ type vsel interface {
 // by the observer (Observe) and marked; server load polled through the
 // model when the options poll.
 type engineClient struct {
-	m   *model
-	idx int32
-	r   *route.Router[*vhost, vsel]
+	m       *model
+	idx     int32
+	r       *route.Router[*vhost, vsel]
+	payload bool // Router.Feedback with each answer's Feedback
 }
 
 func newEngineClient(m *model, idx int32, rng *rand.Rand, opts []tailroute.Option) (*engineClient, error) {
@@ -108,6 +109,9 @@ func (c *engineClient) answer(r *request) {
 	}
 	s := r.sel.(vsel)
 	r.sel = nil
+	if c.payload && r.err == nil {
+		c.r.Feedback(s.Info(), float64(r.queueOut), r.svc)
+	}
 	c.r.Observe(s.Info(), c.m.s.now-r.sent, classify(r.err))
 	s.Mark(r.err)
 }

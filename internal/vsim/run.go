@@ -21,30 +21,42 @@ import (
 // Selector.
 type strategy struct {
 	doc      string
-	engine   func() []tailroute.Option // nil: a Selector
+	engine   func(Config) []tailroute.Option // nil: a Selector
+	payload  bool                            // the engine gets the servers' piggybacked feedback (no real Cassandra sends it)
 	selector func(selector.SelectorConfig) selector.Selector
 }
 
 // strategies are the clients' strategies by name.
 var strategies = map[string]strategy{
 	"tailroute": {doc: "the product as policy.New() gives it: C3 with server load polled from system_views.thread_pools",
-		engine: func() []tailroute.Option { return nil }},
+		engine: func(Config) []tailroute.Option { return nil }},
 	"tailroute-nopoll": {doc: "tailroute without a server signal (WithServerLoad(false))",
-		engine: func() []tailroute.Option { return []tailroute.Option{tailroute.WithServerLoad(false)} }},
+		engine: func(Config) []tailroute.Option { return []tailroute.Option{tailroute.WithServerLoad(false)} }},
+	"tailroute+payload": {doc: "tailroute fed each answer's piggybacked queue and service time, the paper's feedback (no real Cassandra sends it)",
+		engine: func(Config) []tailroute.Option { return nil }, payload: true},
+	"tailroute-wn": {doc: "tailroute with the concurrency weight given as the number of clients (WithConcurrencyWeight) instead of measured",
+		engine: func(c Config) []tailroute.Option {
+			return []tailroute.Option{tailroute.WithConcurrencyWeight(float64(c.Clients))}
+		}},
+	"tailroute-wn-nopoll": {doc: "tailroute-wn without a server signal",
+		engine: func(c Config) []tailroute.Option {
+			return []tailroute.Option{tailroute.WithConcurrencyWeight(float64(c.Clients)), tailroute.WithServerLoad(false)}
+		}},
 	"token-aware": {doc: "round robin over the replicas (the engine's RoundRobin strategy, no signal): gocql's TokenAwareHostPolicy(RoundRobinHostPolicy())",
-		engine: func() []tailroute.Option {
+		engine: func(Config) []tailroute.Option {
 			return []tailroute.Option{tailroute.WithStrategy(tailroute.RoundRobin), tailroute.WithServerLoad(false)}
 		}},
 	"tailroute-p2c": {doc: "tailroute's power of two choices strategy (WithStrategy(P2C))",
-		engine: func() []tailroute.Option { return []tailroute.Option{tailroute.WithStrategy(tailroute.P2C)} }},
+		engine: func(Config) []tailroute.Option { return []tailroute.Option{tailroute.WithStrategy(tailroute.P2C)} }},
 	"c3":                {doc: "the C3 paper's C3 exactly (absim): its score with n = clients, piggybacked feedback, CUBIC rate limiter and backlog", selector: paperbase.NewC3},
 	"lor":               {doc: "least outstanding requests from this client (the paper's LOR)", selector: paperbase.NewLOR},
 	"rr":                {doc: "round robin per replica group with C3's rate limiter and backlog (the paper's RR)", selector: paperbase.NewRRRateLimited},
 	"oracle":            {doc: "the paper's ORA: least (1 + queued and in service) x current mean service time, read from the servers", selector: paperbase.NewORA},
-	"latencyaware":      {doc: "LatencyAwarePolicy (DataStax C++ / Java 3.x / ScyllaDB Rust drivers) over round robin of the replicas", selector: sel(peers.NewLatencyAware)},
+	"latencyaware":      {doc: "LatencyAwarePolicy (DataStax C++ / Java 3.x / ScyllaDB Rust drivers) over the replicas shuffled", selector: sel(peers.NewLatencyAware)},
 	"peakewma":          {doc: "Peak-EWMA with power of two choices (Finagle, Linkerd, tower)", selector: sel(peers.NewPeakEWMA)},
 	"latency-inflight":  {doc: "autodeskcloud's LatencyAndInflightCountLoadBalancingPolicy (Java driver 4.x)", selector: sel(peers.NewLatencyInflight)},
 	"latency-sensitive": {doc: "autodeskcloud's LatencySensitiveLoadBalancingPolicy (Java driver 4.x)", selector: sel(peers.NewLatencySensitive)},
+	"datastax":          {doc: "the DataStax Java driver 4.x default policy (port): replicas shuffled, busy ones last, two choices by in flight", selector: sel(peers.NewDataStax)},
 }
 
 // sel adapts a peer's constructor.
@@ -227,7 +239,8 @@ func (m *model) build() error {
 	for i := range m.clients {
 		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(1_000_000+i)))
 		if st.engine != nil {
-			c, err := newEngineClient(m, int32(i), rng, st.engine())
+			c, err := newEngineClient(m, int32(i), rng, st.engine(cfg))
+			c.payload = st.payload
 			if err != nil {
 				return err
 			}
