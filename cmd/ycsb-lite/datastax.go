@@ -1,5 +1,6 @@
-// The datastax policy's binding to gocql v1: dsCore (datastax_core.go) as a
-// gocql.HostSelectionPolicy, its observer and wiring.
+// The datastax policy's binding to gocql v1: dsCore (datastax_core.go, the
+// rule in internal/peers.DataStax) as a gocql.HostSelectionPolicy, its
+// observer and wiring.
 // datastax_v2.go is generated from this file (gen_v2_test.go).
 
 //go:generate go test -run ^TestGeneratedV2$ -args -update
@@ -9,13 +10,14 @@ package main
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
 	"github.com/gocql/gocql"
 )
 
 // datastaxPolicy is dsCore (the DataStax Java driver 4.x default policy's
-// port) bound to gocql v1: replicas from the driver's token-aware policy
-// over a marked round robin of the local DC.
+// port, peers.DataStax) bound to gocql v1: replicas from the driver's
+// token-aware policy over a marked round robin of the local DC.
 type datastaxPolicy struct {
 	gocql.HostSelectionPolicy // replica source: token-aware over a marked fallback
 	*dsCore
@@ -30,34 +32,34 @@ func newDatastaxPolicy(localDC string, seed int64) *datastaxPolicy {
 	}
 }
 
-func (p *datastaxPolicy) host(h *gocql.HostInfo) *dsHost { return p.state(hostKey(h)) }
+func (p *datastaxPolicy) key(h gocql.SelectedHost) string { return hostKey(h.Info()) }
 
-func (p *datastaxPolicy) selected(h gocql.SelectedHost) *dsHost { return p.host(h.Info()) }
-
-func (p *datastaxPolicy) wrap(h gocql.SelectedHost, s *dsHost) gocql.SelectedHost {
-	return &dsSelected{SelectedHost: h, p: p, s: s}
+func (p *datastaxPolicy) wrap(h gocql.SelectedHost, id int32, at time.Duration) gocql.SelectedHost {
+	return &dsSelected{SelectedHost: h, p: p, id: id, at: at}
 }
 
 // Pick returns the query plan (dsQueryPlan): ordered replicas, then the
 // fallback's hosts.
 func (p *datastaxPolicy) Pick(q gocql.ExecutableQuery) gocql.NextHost {
-	return dsQueryPlan(p.dsCore, p.HostSelectionPolicy.Pick(q), isFallbackV1, p.selected, p.wrap)
+	return dsQueryPlan(p.dsCore, p.HostSelectionPolicy.Pick(q), isFallbackV1, p.key, p.wrap)
 }
 
-// dsSelected is a handed-out host; its Mark is dsCore.marked.
+// dsSelected is a handed-out host (its index id, handed out at at); its
+// Mark is dsCore.marked.
 type dsSelected struct {
 	gocql.SelectedHost
 	p    *datastaxPolicy
-	s    *dsHost
+	id   int32
+	at   time.Duration
 	done atomic.Bool
 }
 
 func (d *dsSelected) Mark(err error) {
-	d.p.marked(d.s, &d.done)
+	d.p.marked(d.id, d.at, &d.done)
 	d.SelectedHost.Mark(err)
 }
 
-// reset forgets a host's in-flight count (see dsCore).
+// reset is the rule's Reset of a host (see dsCore).
 func (p *datastaxPolicy) reset(h *gocql.HostInfo) { p.resetKey(hostKey(h)) }
 
 func (p *datastaxPolicy) HostUp(h *gocql.HostInfo) {

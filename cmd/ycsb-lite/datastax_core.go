@@ -1,8 +1,9 @@
-// The datastax policy's driver-free core (dsCore): per-host state, the
-// busy rule, the plan order, and the load signals (in flight with orphans,
-// responses). It is bound to gocql v1 in datastax.go and to the v2 driver
-// in datastax_v2.go (generated from datastax.go); both hand the core their
-// hosts through dsNode.
+// The datastax policy's driver-side core (dsCore): the rule is
+// internal/peers.DataStax (the port of the DataStax Java driver 4.x
+// default policy, its doc comment the source and every difference); dsCore
+// hands it the hosts, the clock and the attempts as the drivers report
+// them. It is bound to gocql v1 in datastax.go and to the v2 driver in
+// datastax_v2.go (generated from datastax.go).
 
 package main
 
@@ -14,78 +15,52 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tailroute/tailroute/internal/peers"
+	"github.com/tailroute/tailroute/internal/selector"
 )
 
-// dsCore is a port of the DataStax Java driver 4.x
-// DefaultLoadBalancingPolicy (newQueryPlan with slow-replica avoidance on,
-// the driver's default), kept apart from package policy so the comparison
-// has an independent peer baseline. For every query:
+// dsCore runs peers.DataStax for a session: hosts by index (hostKey), the
+// time since the policy was built, and the attempts, counted as the Java
+// driver counts them. The driver reads a node's in-flight count from its
+// connection pool, orphaned stream ids (a client timeout, a cancelled
+// speculative execution) included until the node answers; its
+// RequestTracker records responses (success or error from the node), not
+// client timeouts. Neither gocql driver offers these, so the policy counts
+// for itself, through the query observer its adapter's wire function chains
+// in, which sees each attempt's real error (the drivers Mark a cancelled
+// attempt with nil):
 //
-//   - the live local replicas of the routing key come first, shuffled;
-//   - with exactly two replicas that shuffle is the whole rule;
-//   - with three or more, a replica is unhealthy when it has >= 10 requests
-//     in flight and fewer than two responses in the last 200 ms; while
-//     unhealthy replicas are fewer than half of the replicas they move to
-//     the end of the replica group (order kept), else nothing moves; then
-//     the first two replicas are compared by requests in flight and the
-//     less loaded one goes first (power of two choices);
-//   - the rest of the local DC follows, rotated round robin.
-//
-// Not ported: the driver's preference against a replica that came up less
-// than a minute ago (it moves such a replica back with probability 3/4
-// and skips the unhealthy rule); our runs start every node at once, so it
-// would never act. DC failover is not ported either.
-//
-// In flight and responses as the Java driver counts them. The driver reads
-// a node's in-flight count from its connection pool: a request holds its
-// stream id from write until the node's response, also after a client
-// timeout or a cancelled (speculative) execution, whose stream id stays
-// orphaned until the response comes. Responses (success or error from the
-// node) are recorded by the policy's RequestTracker (onNodeSuccess,
-// onNodeError); a client timeout or a cancelled execution is not a response.
-// Neither gocql driver offers these, so the policy counts for itself,
-// through the query observer its adapter's wire function chains in, which
-// sees each attempt's real error (the drivers Mark a cancelled attempt with
-// nil):
-//
-//   - a host is in flight from the moment NextHost hands it out until its
-//     attempt ends; an attempt that ends with a response (nil, not found,
-//     any error the node sent) records a response time;
-//   - an attempt that ends without a response (context cancelled or expired,
-//     the driver's ErrTimeoutNoResponse) stays in flight as an orphan until
-//     the node answers a request sent after it (a node serves in order) or,
-//     as the driver cannot tell when the late response arrives, until it has
-//     had twice its elapsed time or twice the node's mean response time more,
-//     whichever is longer, at most the session timeout;
-//   - an attempt that fails on the connection ends its in-flight count and,
-//     as the driver's onNodeError, records a response time.
+//   - a host is in flight (Sent) from the moment NextHost hands it out
+//     until its attempt ends; an attempt that ends with a response (nil,
+//     not found, any error the node sent) is Done;
+//   - an attempt that ends without a response (context cancelled or
+//     expired, the driver's ErrTimeoutNoResponse) is NoResponse: it stays
+//     in flight as an orphan until the node answers a later request or its
+//     estimated release, at most the session timeout (see peers.DataStax);
+//   - an attempt that fails on the connection is Done, as the driver's
+//     onNodeError records it.
 //
 // Without the observer (a bare policy) Mark is the end of the attempt and
-// every Mark a response. A host the driver skips without an attempt (it went
-// down between plan and send) is never observed, so the adapters' HostUp,
-// HostDown and RemoveHost reset its count.
-//
-// What still differs from the driver: the orphans' release time is
-// estimated (the driver sees the response); the in-flight count includes the
-// time between hand-out and write, where the driver counts from the write
-// (microseconds with a connection at hand); the newly-up rule and DC
-// failover are not ported (see above).
+// every Mark a response: the first Mark of a handed-out host is Done, a
+// later one (a retry on the same host) one more attempt, Sent and Done. A
+// host the driver skips without an attempt (it went down between plan and
+// send) is never observed, so the adapters' HostUp, HostDown and RemoveHost
+// Reset it.
 //
 // The replica set comes from the driver's token-aware policy over a round
 // robin of the local DC (every host when localDC is ""), the same token
-// metadata the other policies use.
+// metadata the other policies use; that round robin is the rest of the
+// plan.
 type dsCore struct {
-	mu  sync.Mutex
-	rng *rand.Rand
-
-	hostsMu sync.RWMutex
-	hosts   map[string]*dsHost
-
-	now         func() time.Duration // monotonic clock; tests replace it
-	minInFlight int64                // busy threshold, the driver's MAX_IN_FLIGHT_THRESHOLD = 10
-	window      time.Duration        // RESPONSE_COUNT_RESET_INTERVAL, 200 ms
-	observed    atomic.Bool          // the observer is installed: it ends attempts, not Mark
-	maxOrphan   time.Duration        // longest an orphan stays in flight (the session timeout)
+	// port holds the rule as its core: every call to the rule holds
+	// port's lock (peers.DataStax is not safe for concurrent use) and names
+	// hosts by port's indices.
+	port      *peerState
+	rule      *peers.DataStax      // port's core
+	now       func() time.Duration // monotonic clock (port's by default); tests replace it
+	observed  atomic.Bool          // the observer is installed: it ends attempts, not Mark
+	maxOrphan time.Duration        // longest an orphan stays in flight (the session timeout)
 }
 
 // dsNode is what the core needs of a driver's host (both drivers'
@@ -95,38 +70,12 @@ type dsNode interface {
 	ConnectAddress() net.IP
 }
 
-// dsHost is the driver's per-node state: requests in flight and the times of
-// the last two responses.
-type dsHost struct {
-	inFlight atomic.Int64 // handed out, attempt not ended
-	mu       sync.Mutex
-	n        int              // responses recorded, up to 2
-	last     [2]time.Duration // [0] the older, [1] the newer
-	meanResp float64          // EWMA of response times (ns), for the orphans' release estimate
-	orphans  []dsOrphan       // attempts that ended without a response (under mu)
-}
-
-// dsOrphan is an attempt the client stopped waiting for: in flight until
-// the node answers a later request or until releaseAt.
-type dsOrphan struct {
-	sent, releaseAt time.Duration
-}
-
-// maxOrphans bounds a host's orphan list (the driver closes a channel with
-// too many orphaned stream ids).
-const maxOrphans = 1024
-
 // newDSCore returns the core; seed fixes the replica shuffle.
 func newDSCore(seed int64) *dsCore {
-	start := time.Now()
-	return &dsCore{
-		rng:         rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15)),
-		hosts:       map[string]*dsHost{},
-		now:         func() time.Duration { return time.Since(start) },
-		minInFlight: 10,
-		window:      200 * time.Millisecond,
-		maxOrphan:   5 * time.Second,
-	}
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15))
+	rule := peers.NewDataStax(selector.SelectorConfig{Rand: rng, Clients: 1})
+	port := newPeerState(rule, nil)
+	return &dsCore{port: port, rule: rule, now: port.now, maxOrphan: 5 * time.Second}
 }
 
 // hostKey names a host: its host ID, else its connect address.
@@ -137,98 +86,48 @@ func hostKey[H dsNode](h H) string {
 	return h.ConnectAddress().String()
 }
 
-// state returns host k's state, created on first use.
-func (c *dsCore) state(k string) *dsHost {
-	c.hostsMu.RLock()
-	s := c.hosts[k]
-	c.hostsMu.RUnlock()
-	if s != nil {
-		return s
-	}
-	c.hostsMu.Lock()
-	defer c.hostsMu.Unlock()
-	if s = c.hosts[k]; s == nil {
-		s = &dsHost{}
-		c.hosts[k] = s
-	}
-	return s
+// with runs f with host k's index in the rule and the time, under the
+// lock.
+func (c *dsCore) with(k string, f func(id int32, now time.Duration)) {
+	c.port.mu.Lock()
+	defer c.port.mu.Unlock()
+	f(c.port.id(k), c.now())
 }
 
-// resetKey forgets host k's in-flight count (see the type's comment).
+// resetKey is the rule's Reset of host k (see the type's comment).
 func (c *dsCore) resetKey(k string) {
-	s := c.state(k)
-	s.inFlight.Store(0)
-	s.mu.Lock()
-	s.orphans = s.orphans[:0]
-	s.mu.Unlock()
+	c.with(k, func(id int32, now time.Duration) { c.rule.Reset(now, id) })
 }
 
-// unhealthy is the driver's isUnhealthy: busy (>= minInFlight in flight)
-// and an insufficient response rate (fewer than two responses, or the older
-// of the last two is more than window ago).
-func (c *dsCore) unhealthy(s *dsHost, now time.Duration) bool {
-	if c.inFlight(s, now) < c.minInFlight {
-		return false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.n < 2 || s.last[0] < now-c.window
-}
-
-// dsOrder applies the driver's rules to the replicas in place; state gives
-// a replica's per-host state.
-func dsOrder[S any](c *dsCore, replicas []S, state func(S) *dsHost) {
-	n := len(replicas)
-	if n < 2 {
+// dsOrder sorts the replicas in place as the rule's Order does; key names
+// a replica.
+func dsOrder[S any](c *dsCore, replicas []S, key func(S) string) {
+	if len(replicas) < 2 {
 		return
 	}
-	c.mu.Lock()
-	c.rng.Shuffle(n, func(i, j int) { replicas[i], replicas[j] = replicas[j], replicas[i] })
-	c.mu.Unlock()
-	if n == 2 {
-		return
+	ids := make([]int32, len(replicas))
+	byID := make(map[int32]S, len(replicas))
+	c.port.mu.Lock()
+	for i, h := range replicas {
+		ids[i] = c.port.id(key(h))
+		byID[ids[i]] = h
 	}
-	states := make([]*dsHost, n)
-	for i, r := range replicas {
-		states[i] = state(r)
-	}
-	now := c.now()
-	bad := make([]bool, n)
-	nbad := 0
-	for i, s := range states {
-		if c.unhealthy(s, now) {
-			bad[i] = true
-			nbad++
-		}
-	}
-	if nbad > 0 && float64(nbad) < float64(n)/2 {
-		// Stable partition: healthy first, then unhealthy, each in order.
-		reordered := make([]S, 0, n)
-		rs := make([]*dsHost, 0, n)
-		for _, want := range []bool{false, true} {
-			for i := range replicas {
-				if bad[i] == want {
-					reordered = append(reordered, replicas[i])
-					rs = append(rs, states[i])
-				}
-			}
-		}
-		copy(replicas, reordered)
-		copy(states, rs)
-	}
-	if c.inFlight(states[0], now) > c.inFlight(states[1], now) {
-		replicas[0], replicas[1] = replicas[1], replicas[0]
+	c.rule.Order(c.now(), ids)
+	c.port.mu.Unlock()
+	for i, id := range ids {
+		replicas[i] = byID[id]
 	}
 }
 
 // dsQueryPlan is the query plan over a token-aware plan (next, whose fallback
-// hosts isFallback tells): the ordered replicas (dsOrder), then the
-// fallback's hosts. Every host handed out counts one in flight on its state
-// and goes out through wrap, which lets its Mark end the attempt.
-func dsQueryPlan[S comparable](c *dsCore, next func() S, isFallback func(S) bool, state func(S) *dsHost, wrap func(S, *dsHost) S) func() S {
+// hosts isFallback tells; key names a host): the ordered replicas (dsOrder),
+// then the fallback's hosts. Every host handed out is Sent and goes out
+// through wrap, with its index and the time, which lets its Mark end the
+// attempt.
+func dsQueryPlan[S comparable](c *dsCore, next func() S, isFallback func(S) bool, key func(S) string, wrap func(S, int32, time.Duration) S) func() S {
 	var zero S
 	replicas, pending := splitReplicas(next, isFallback)
-	dsOrder(c, replicas, state)
+	dsOrder(c, replicas, key)
 	var mu sync.Mutex // the drivers serialize NextHost, but hedging wrappers may not
 	i := 0
 	return func() S {
@@ -247,32 +146,53 @@ func dsQueryPlan[S comparable](c *dsCore, next func() S, isFallback func(S) bool
 		if h == zero {
 			return zero
 		}
-		s := state(h)
-		s.inFlight.Add(1)
-		return wrap(h, s)
+		var id int32
+		var at time.Duration
+		c.with(key(h), func(hid int32, now time.Duration) {
+			c.rule.Sent(now, hid)
+			id, at = hid, now
+		})
+		return wrap(h, id, at)
 	}
 }
 
 // wired records that the adapter installed the observer, with the
 // session's timeout (0: keep the default) as the orphans' bound.
 func (c *dsCore) wired(timeout time.Duration) {
+	c.port.mu.Lock()
+	defer c.port.mu.Unlock()
 	if timeout > 0 {
 		c.maxOrphan = timeout
 	}
 	c.observed.Store(true)
 }
 
-// marked is a handed-out host's Mark: without the observer the first Mark
-// (done) ends s's in-flight request and every Mark is a response; with it,
-// Mark does nothing of its own.
-func (c *dsCore) marked(s *dsHost, done *atomic.Bool) {
+// marked is the Mark of host id, handed out at at: without the observer the
+// first Mark (done) ends its attempt, a later one is one more attempt, and
+// every Mark is a response; with the observer, Mark does nothing of its own.
+func (c *dsCore) marked(id int32, at time.Duration, done *atomic.Bool) {
 	if c.observed.Load() {
 		return
 	}
-	if done.CompareAndSwap(false, true) {
-		s.inFlight.Add(-1)
+	c.port.mu.Lock()
+	defer c.port.mu.Unlock()
+	now := c.now()
+	if !done.CompareAndSwap(false, true) {
+		c.rule.Sent(now, id)
 	}
-	c.responded(s)
+	c.rule.Done(now, id, now-at, selector.Feedback{})
+}
+
+// observe ends one attempt of host key after elapsed; noResp: it ended
+// without the node's response (noResponse).
+func (c *dsCore) observe(key string, elapsed time.Duration, noResp bool) {
+	c.with(key, func(id int32, now time.Duration) {
+		if noResp {
+			c.rule.NoResponse(now, id, elapsed, c.maxOrphan)
+		} else {
+			c.rule.Done(now, id, elapsed, selector.Feedback{})
+		}
+	})
 }
 
 // noResponse reports an attempt that ended without the node's response:

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+	"github.com/tailroute/tailroute/internal/selector"
 )
 
 // fakeSource stands in for gocql's token-aware policy: Pick yields the
@@ -60,21 +61,59 @@ func testDatastax(nReplicas, nOthers int) (*datastaxPolicy, []*gocql.HostInfo, *
 	return p, src.replicas, clock
 }
 
-// dsPlan walks a whole plan and returns the host IDs in order; it then ends
-// every host's in-flight request without recording a response, so the
-// counts and health a test set up stay as they were.
+// dsInFlight, dsResponses and dsUnhealthy read host h's state in c's rule
+// now: requests in flight, responses recorded (up to two), the busy rule.
+func dsInFlight[H dsNode](c *dsCore, h H) (n int) {
+	c.with(hostKey(h), func(id int32, now time.Duration) { n = c.rule.InFlight(now, id) })
+	return n
+}
+
+func dsResponses[H dsNode](c *dsCore, h H) (n int) {
+	c.with(hostKey(h), func(id int32, _ time.Duration) { n = c.rule.Responses(id) })
+	return n
+}
+
+func dsUnhealthy[H dsNode](c *dsCore, h H) (bad bool) {
+	c.with(hostKey(h), func(id int32, now time.Duration) { bad = c.rule.Unhealthy(now, id) })
+	return bad
+}
+
+// dsSetInFlight sets host h's in-flight count to n (a Reset, then n
+// requests Sent); its responses stay.
+func dsSetInFlight[H dsNode](c *dsCore, h H, n int) {
+	c.with(hostKey(h), func(id int32, now time.Duration) {
+		c.rule.Reset(now, id)
+		for range n {
+			c.rule.Sent(now, id)
+		}
+	})
+}
+
+// dsRespond records a response of host h now, its in-flight count kept.
+func dsRespond[H dsNode](c *dsCore, h H) {
+	c.with(hostKey(h), func(id int32, now time.Duration) {
+		c.rule.Sent(now, id)
+		c.rule.Done(now, id, 0, selector.Feedback{})
+	})
+}
+
+// dsPlan walks a whole plan and returns the host IDs in order; it then sets
+// every host's in-flight count back to what it was, without recording a
+// response, so the counts and health a test set up stay as they were.
 func dsPlan(p *datastaxPolicy) []string {
+	src := p.HostSelectionPolicy.(*fakeSource)
+	hosts := append(append([]*gocql.HostInfo(nil), src.replicas...), src.others...)
+	before := make([]int, len(hosts))
+	for i, h := range hosts {
+		before[i] = dsInFlight(p.dsCore, h)
+	}
 	next := p.Pick(nil)
 	var ids []string
-	var hs []gocql.SelectedHost
 	for h := next(); h != nil; h = next() {
 		ids = append(ids, h.Info().HostID())
-		hs = append(hs, h)
 	}
-	for _, h := range hs {
-		if d := h.(*dsSelected); d.done.CompareAndSwap(false, true) {
-			d.s.inFlight.Add(-1)
-		}
+	for i, h := range hosts {
+		dsSetInFlight(p.dsCore, h, before[i])
 	}
 	return ids
 }
@@ -97,7 +136,7 @@ func TestDatastaxOneReplicaThenFallback(t *testing.T) {
 // driver compares only when there are three or more).
 func TestDatastaxTwoReplicasShuffleOnly(t *testing.T) {
 	p, rs, _ := testDatastax(2, 2)
-	p.host(rs[0]).inFlight.Store(50)
+	dsSetInFlight(p.dsCore, rs[0], 50)
 	first := map[string]int{}
 	for range 400 {
 		plan := dsPlan(p)
@@ -118,7 +157,7 @@ func TestDatastaxPowerOfTwoChoices(t *testing.T) {
 	p, rs, _ := testDatastax(3, 0)
 	load := map[string]int64{"10.0.0.1": 1, "10.0.0.2": 5, "10.0.0.3": 9}
 	for _, h := range rs {
-		p.host(h).inFlight.Store(load[h.HostID()])
+		dsSetInFlight(p.dsCore, h, int(load[h.HostID()]))
 	}
 	first := map[string]int{}
 	for range 600 {
@@ -138,8 +177,8 @@ func TestDatastaxPowerOfTwoChoices(t *testing.T) {
 // last 200 ms moves a replica to the end while most replicas are healthy.
 func TestDatastaxBusyReplicaMovedBack(t *testing.T) {
 	p, rs, clock := testDatastax(3, 1)
-	busy := p.host(rs[2])
-	busy.inFlight.Store(10)
+	busy := rs[2]
+	dsSetInFlight(p.dsCore, busy, 10)
 	for range 200 {
 		plan := dsPlan(p)
 		if plan[2] != "10.0.0.3" || plan[3] != "10.0.1.1" {
@@ -148,9 +187,9 @@ func TestDatastaxBusyReplicaMovedBack(t *testing.T) {
 	}
 	// Two responses within the window: healthy again, so it can be second
 	// (it still loses the in-flight comparison, so never first).
-	p.responded(busy)
+	dsRespond(p.dsCore, busy)
 	*clock += 50 * time.Millisecond
-	p.responded(busy)
+	dsRespond(p.dsCore, busy)
 	*clock += 100 * time.Millisecond // the older response is 150 ms old
 	second := 0
 	for range 300 {
@@ -167,12 +206,12 @@ func TestDatastaxBusyReplicaMovedBack(t *testing.T) {
 	}
 	// 250 ms after the older response: insufficient response rate again.
 	*clock += 100 * time.Millisecond
-	if !p.unhealthy(busy, p.now()) {
+	if !dsUnhealthy(p.dsCore, busy) {
 		t.Fatal("older of the last two responses is 250 ms old: want unhealthy")
 	}
 	// Below 10 in flight nothing is unhealthy.
-	busy.inFlight.Store(9)
-	if p.unhealthy(busy, p.now()) {
+	dsSetInFlight(p.dsCore, busy, 9)
+	if dsUnhealthy(p.dsCore, busy) {
 		t.Fatal("9 in flight: want healthy")
 	}
 }
@@ -180,8 +219,8 @@ func TestDatastaxBusyReplicaMovedBack(t *testing.T) {
 // Unhealthy replicas are only moved while they are fewer than half.
 func TestDatastaxUnhealthyMajorityNotMoved(t *testing.T) {
 	p, rs, _ := testDatastax(3, 0)
-	p.host(rs[0]).inFlight.Store(10)
-	p.host(rs[1]).inFlight.Store(20)
+	dsSetInFlight(p.dsCore, rs[0], 10)
+	dsSetInFlight(p.dsCore, rs[1], 20)
 	healthyLast := 0
 	for range 300 {
 		if plan := dsPlan(p); plan[2] == "10.0.0.3" {
@@ -199,22 +238,22 @@ func TestDatastaxUnhealthyMajorityNotMoved(t *testing.T) {
 // forgotten when the host goes down.
 func TestDatastaxInFlightAccounting(t *testing.T) {
 	p, rs, _ := testDatastax(1, 0)
-	s := p.host(rs[0])
+	s := rs[0]
 	h := p.Pick(nil)()
-	if got := s.inFlight.Load(); got != 1 {
+	if got := dsInFlight(p.dsCore, s); got != 1 {
 		t.Fatalf("in flight after NextHost %d, want 1", got)
 	}
 	h.Mark(nil)
 	h.Mark(nil) // a retry on the same host: one more response, not one less in flight
-	if got := s.inFlight.Load(); got != 0 {
+	if got := dsInFlight(p.dsCore, s); got != 0 {
 		t.Fatalf("in flight after Mark %d, want 0", got)
 	}
-	if s.n != 2 {
-		t.Fatalf("responses recorded %d, want 2", s.n)
+	if n := dsResponses(p.dsCore, s); n != 2 {
+		t.Fatalf("responses recorded %d, want 2", n)
 	}
 	p.Pick(nil)()
 	p.reset(rs[0])
-	if got := s.inFlight.Load(); got != 0 {
+	if got := dsInFlight(p.dsCore, s); got != 0 {
 		t.Fatalf("in flight after reset %d, want 0", got)
 	}
 }
@@ -231,7 +270,7 @@ func TestDatastaxObservedInFlightUntilResponse(t *testing.T) {
 	if cfg.PoolConfig.HostSelectionPolicy != p || cfg.QueryObserver == nil || p.maxOrphan != time.Second {
 		t.Fatal("wireDatastax did not install the policy and its observer")
 	}
-	s := p.host(rs[0])
+	s := rs[0]
 	attempt := func(elapsed time.Duration, err error) {
 		h := p.Pick(nil)()
 		*clock += elapsed
@@ -240,37 +279,37 @@ func TestDatastaxObservedInFlightUntilResponse(t *testing.T) {
 	}
 	attempt(30*time.Millisecond, context.Canceled)
 	attempt(40*time.Millisecond, gocql.ErrTimeoutNoResponse)
-	if got := p.inFlight(s, p.now()); got != 2 {
+	if got := dsInFlight(p.dsCore, s); got != 2 {
 		t.Fatalf("in flight after a cancelled attempt and a client timeout %d, want 2 (orphans until the response)", got)
 	}
-	if s.n != 0 {
-		t.Fatalf("responses recorded %d, want 0: a cancelled attempt or a timeout is not a response", s.n)
+	if n := dsResponses(p.dsCore, s); n != 0 {
+		t.Fatalf("responses recorded %d, want 0: a cancelled attempt or a timeout is not a response", n)
 	}
 	// A response to a request sent after both releases them.
 	attempt(time.Millisecond, nil)
-	if got := p.inFlight(s, p.now()); got != 0 {
+	if got := dsInFlight(p.dsCore, s); got != 0 {
 		t.Fatalf("in flight after a later response %d, want 0", got)
 	}
-	if s.n != 1 {
-		t.Fatalf("responses %d, want 1", s.n)
+	if n := dsResponses(p.dsCore, s); n != 1 {
+		t.Fatalf("responses %d, want 1", n)
 	}
 	// An error the node sent is a response too.
 	attempt(time.Millisecond, &gocql.RequestErrReadTimeout{})
-	if s.n != 2 {
-		t.Fatalf("responses %d, want 2 (node error is a response)", s.n)
+	if n := dsResponses(p.dsCore, s); n != 2 {
+		t.Fatalf("responses %d, want 2 (node error is a response)", n)
 	}
 	// Without a later response an orphan is released after twice its elapsed
 	// time or twice the node's mean response time, whichever is longer.
 	attempt(50*time.Millisecond, context.DeadlineExceeded)
-	if got := p.inFlight(s, p.now()); got != 1 {
+	if got := dsInFlight(p.dsCore, s); got != 1 {
 		t.Fatalf("in flight %d, want 1", got)
 	}
 	*clock += 99 * time.Millisecond
-	if got := p.inFlight(s, p.now()); got != 1 {
+	if got := dsInFlight(p.dsCore, s); got != 1 {
 		t.Fatalf("in flight 99ms after the cancel %d, want 1", got)
 	}
 	*clock += 2 * time.Millisecond
-	if got := p.inFlight(s, p.now()); got != 0 {
+	if got := dsInFlight(p.dsCore, s); got != 0 {
 		t.Fatalf("in flight after the release estimate %d, want 0", got)
 	}
 	// Ten orphans make the host busy for the busy rule, as the driver's
@@ -279,11 +318,11 @@ func TestDatastaxObservedInFlightUntilResponse(t *testing.T) {
 	for range 10 {
 		attempt(0, context.Canceled)
 	}
-	if !p.unhealthy(s, p.now()) {
+	if !dsUnhealthy(p.dsCore, s) {
 		t.Fatal("10 orphans and no recent responses: want unhealthy")
 	}
 	p.reset(rs[0])
-	if got := p.inFlight(s, p.now()); got != 0 {
+	if got := dsInFlight(p.dsCore, s); got != 0 {
 		t.Fatalf("in flight after reset %d, want 0", got)
 	}
 }

@@ -1,20 +1,22 @@
 // Code generated from datastax.go by TestGeneratedV2 (gen_v2_test.go); DO NOT EDIT.
 
-// The datastax policy's binding to the v2 driver: dsCore (datastax_core.go) as a
-// gocql2.HostSelectionPolicy, its observer and wiring.
+// The datastax policy's binding to the v2 driver: dsCore (datastax_core.go, the
+// rule in internal/peers.DataStax) as a gocql2.HostSelectionPolicy, its
+// observer and wiring.
 
 package main
 
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
 	gocql2 "github.com/apache/cassandra-gocql-driver/v2"
 )
 
 // datastaxPolicyV2 is dsCore (the DataStax Java driver 4.x default policy's
-// port) bound to the v2 driver: replicas from the driver's token-aware policy
-// over a marked round robin of the local DC.
+// port, peers.DataStax) bound to the v2 driver: replicas from the driver's
+// token-aware policy over a marked round robin of the local DC.
 type datastaxPolicyV2 struct {
 	gocql2.HostSelectionPolicy // replica source: token-aware over a marked fallback
 	*dsCore
@@ -29,34 +31,34 @@ func newDatastaxPolicyV2(localDC string, seed int64) *datastaxPolicyV2 {
 	}
 }
 
-func (p *datastaxPolicyV2) host(h *gocql2.HostInfo) *dsHost { return p.state(hostKey(h)) }
+func (p *datastaxPolicyV2) key(h gocql2.SelectedHost) string { return hostKey(h.Info()) }
 
-func (p *datastaxPolicyV2) selected(h gocql2.SelectedHost) *dsHost { return p.host(h.Info()) }
-
-func (p *datastaxPolicyV2) wrap(h gocql2.SelectedHost, s *dsHost) gocql2.SelectedHost {
-	return &dsSelectedV2{SelectedHost: h, p: p, s: s}
+func (p *datastaxPolicyV2) wrap(h gocql2.SelectedHost, id int32, at time.Duration) gocql2.SelectedHost {
+	return &dsSelectedV2{SelectedHost: h, p: p, id: id, at: at}
 }
 
 // Pick returns the query plan (dsQueryPlan): ordered replicas, then the
 // fallback's hosts.
 func (p *datastaxPolicyV2) Pick(q gocql2.ExecutableStatement) gocql2.NextHost {
-	return dsQueryPlan(p.dsCore, p.HostSelectionPolicy.Pick(q), isFallbackV2, p.selected, p.wrap)
+	return dsQueryPlan(p.dsCore, p.HostSelectionPolicy.Pick(q), isFallbackV2, p.key, p.wrap)
 }
 
-// dsSelectedV2 is a handed-out host; its Mark is dsCore.marked.
+// dsSelectedV2 is a handed-out host (its index id, handed out at at); its
+// Mark is dsCore.marked.
 type dsSelectedV2 struct {
 	gocql2.SelectedHost
 	p    *datastaxPolicyV2
-	s    *dsHost
+	id   int32
+	at   time.Duration
 	done atomic.Bool
 }
 
 func (d *dsSelectedV2) Mark(err error) {
-	d.p.marked(d.s, &d.done)
+	d.p.marked(d.id, d.at, &d.done)
 	d.SelectedHost.Mark(err)
 }
 
-// reset forgets a host's in-flight count (see dsCore).
+// reset is the rule's Reset of a host (see dsCore).
 func (p *datastaxPolicyV2) reset(h *gocql2.HostInfo) { p.resetKey(hostKey(h)) }
 
 func (p *datastaxPolicyV2) HostUp(h *gocql2.HostInfo) {

@@ -93,9 +93,8 @@ func TestDatastaxV2PlanAndObserver(t *testing.T) {
 	cfg := gocql2.NewCluster("127.0.0.1")
 	cfg.Timeout = time.Second
 	wireDatastaxV2(cfg, p)
-	state := func(h *gocql2.HostInfo) *dsHost { return p.state(hostKey(h)) }
-	state(src.replicas[0]).inFlight.Store(20) // busy, no responses: unhealthy
-	state(src.replicas[1]).inFlight.Store(5)
+	dsSetInFlight(p.dsCore, src.replicas[0], 20) // busy, no responses: unhealthy
+	dsSetInFlight(p.dsCore, src.replicas[1], 5)
 	for range 20 {
 		next := p.Pick(nil)
 		var ids []string
@@ -106,13 +105,12 @@ func TestDatastaxV2PlanAndObserver(t *testing.T) {
 		if len(ids) != 4 || ids[0] != want[0] || ids[1] != want[1] || ids[2] != want[2] || ids[3] != want[3] {
 			t.Fatalf("plan %v, want %v", ids, want)
 		}
-		state(src.replicas[0]).inFlight.Store(20)
-		state(src.replicas[1]).inFlight.Store(5)
-		state(src.replicas[2]).inFlight.Store(0)
-		state(src.others[0]).inFlight.Store(0)
+		dsSetInFlight(p.dsCore, src.replicas[0], 20)
+		dsSetInFlight(p.dsCore, src.replicas[1], 5)
+		dsSetInFlight(p.dsCore, src.replicas[2], 0)
+		dsSetInFlight(p.dsCore, src.others[0], 0)
 	}
 	h := src.others[0]
-	s := state(h)
 	attempt := func(elapsed time.Duration, err error) {
 		sel := p.Pick(nil)
 		var last gocql2.SelectedHost
@@ -124,11 +122,11 @@ func TestDatastaxV2PlanAndObserver(t *testing.T) {
 		last.Mark(nil)
 	}
 	attempt(40*time.Millisecond, gocql2.ErrTimeoutNoResponse)
-	if got := p.inFlight(s, p.now()); got != 1 || s.n != 0 {
-		t.Fatalf("after a client timeout: in flight %d, responses %d; want 1, 0", got, s.n)
+	if got, n := dsInFlight(p.dsCore, h), dsResponses(p.dsCore, h); got != 1 || n != 0 {
+		t.Fatalf("after a client timeout: in flight %d, responses %d; want 1, 0", got, n)
 	}
 	attempt(time.Millisecond, nil)
-	if got := p.inFlight(s, p.now()); got != 0 || s.n != 1 {
-		t.Fatalf("after a later response: in flight %d, responses %d; want 0, 1", got, s.n)
+	if got, n := dsInFlight(p.dsCore, h), dsResponses(p.dsCore, h); got != 0 || n != 1 {
+		t.Fatalf("after a later response: in flight %d, responses %d; want 0, 1", got, n)
 	}
 }

@@ -14,7 +14,10 @@
 //     of autodeskcloud/java-driver-policies, LatencySensitiveLoadBalancingPolicy
 //     and LatencyAndInflightCountLoadBalancingPolicy (latencysensitive.go,
 //     latencyinflight.go), which share the Java drivers' timestamped latency
-//     average (tracker.go).
+//     average (tracker.go);
+//   - DataStax: the DataStax Java driver 4.x DefaultLoadBalancingPolicy
+//     (replicas shuffled, busy ones last, two choices by in flight), the
+//     ycsb-lite datastax policy's rule (datastax.go).
 //
 // Each type implements selector.Selector (Choose, Sent, Done) for the
 // virtual-time simulator, and also Order, which sorts a query's whole
@@ -41,4 +44,5 @@ var (
 	_ selector.Selector = (*PeakEWMA)(nil)
 	_ selector.Selector = (*LatencySensitive)(nil)
 	_ selector.Selector = (*LatencyInflight)(nil)
+	_ selector.Selector = (*DataStax)(nil)
 )

@@ -72,6 +72,14 @@ func moveToFront(r []int32, i int) {
 	r[0] = v
 }
 
+// moveToBack moves r[i] to the end, the others keeping their order (the
+// Java drivers' ArrayUtils.bubbleDown to the last index).
+func moveToBack(r []int32, i int) {
+	v := r[i]
+	copy(r[i:], r[i+1:])
+	r[len(r)-1] = v
+}
+
 // javaLatencies is what the two autodeskcloud policies share: the
 // NodeLatencyTracker of each host (threshold 100 latencies, scale 100 ms),
 // recorded on every response and error (onNodeSuccess, onNodeError), and
