@@ -207,8 +207,13 @@ type strategyReport struct {
 	// window (after the first second), the mean over the seeds.
 	Dispersion jsonFloats `json:"dispersion"`
 	// PollsPerServerSecond: the server-load polls each server received per
-	// second; BacklogRetries: a Selector's backpressure deferrals per request.
+	// second over the run, SteadyPolls after its first pollSteadyFrom (the
+	// clients' warm-up polls done), PeakPolls the most one server received
+	// in a window, per second; BacklogRetries: a Selector's backpressure
+	// deferrals per request.
 	PollsPerServerSecond float64 `json:"polls_per_server_second"`
+	SteadyPolls          float64 `json:"steady_polls_per_server_second"`
+	PeakPolls            float64 `json:"peak_polls_per_server_second"`
 	BacklogRetries       float64 `json:"backlog_retries_per_request"`
 
 	runs []*vsim.Result
@@ -295,6 +300,9 @@ func (s *strategyReport) pool(name string) {
 		}
 		polls += float64(r.Polls)
 		retries += float64(r.Retries)
+		mean, peak := r.PollRates(pollSteadyFrom)
+		s.SteadyPolls += mean / float64(len(s.runs))
+		s.PeakPolls = max(s.PeakPolls, peak)
 		dur += r.Duration.Seconds()
 	}
 	q := func(p float64) float64 { return float64(s.hist.ValueAtQuantile(p)) / 1000 }
@@ -342,6 +350,10 @@ func (f jsonFloats) MarshalJSON() ([]byte, error) {
 	return append(b, ']'), nil
 }
 
+// pollSteadyFrom is when the polls are counted as steady: every client's
+// warm-up (at most tailroute's 8 polls per server, one per 100 ms) is over.
+const pollSteadyFrom = 2 * time.Second
+
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // writeTable prints one cell: every strategy pooled over the seeds, its
@@ -361,11 +373,11 @@ func writeTable(w io.Writer, c cellReport) {
 	}
 	ora, c3, rr := find("oracle"), find("c3"), find("token-aware", "rr")
 	fmt.Fprintf(w, "\n## %s\n\n", c.Name)
-	fmt.Fprintf(w, "| strategy | p50 ms | p99 ms | p99.9 ms | > 50 ms | p99 / oracle | p99 / c3 | max share | dispersion / %s | polls /server/s | errors |\n", name(rr))
+	fmt.Fprintf(w, "| strategy | p50 ms | p99 ms | p99.9 ms | > 50 ms | p99 / oracle | p99 / c3 | max share | dispersion / %s | polls /server/s: run, after %v, peak | errors |\n", name(rr), pollSteadyFrom)
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, s := range c.Strategies {
-		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f | %.3f %% | %s | %s | %.3f | %s | %.2f | %d |\n", s.Strategy, s.P50Ms, s.P99Ms, s.P999Ms,
-			100*s.Over50, ratio(s.P99Ms, ora), ratio(s.P99Ms, c3), s.MaxShare, dispersionRatio(s, rr), s.PollsPerServerSecond, s.Errors)
+		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f | %.3f %% | %s | %s | %.3f | %s | %.1f, %.1f, %.0f | %d |\n", s.Strategy, s.P50Ms, s.P99Ms, s.P999Ms,
+			100*s.Over50, ratio(s.P99Ms, ora), ratio(s.P99Ms, c3), s.MaxShare, dispersionRatio(s, rr), s.PollsPerServerSecond, s.SteadyPolls, s.PeakPolls, s.Errors)
 	}
 }
 

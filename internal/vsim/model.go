@@ -67,10 +67,11 @@ type server struct {
 	phase     float64 // bimodal: the service time's factor, 1 or 1/D
 	paused    bool
 	pauseAt   time.Duration
-	polls     []*pollCall // polls waiting out a pause
+	waiting   []*pollCall // polls waiting out a pause
 	down      bool
 	rng       *rand.Rand
 	counts    []uint32 // requests arrived per window
+	polls     []uint32 // polls arrived per window
 }
 
 func (s *server) queued() int { return len(s.queue) - s.qhead }
@@ -226,12 +227,7 @@ func (m *model) dispatch(r *request, s int32) {
 func (m *model) atServer(r *request) {
 	sv := &m.servers[r.server]
 	now := m.s.now
-	if w := int(now / m.cfg.Window); w < len(sv.counts) {
-		sv.counts[w]++
-	} else {
-		sv.counts = append(sv.counts, make([]uint32, w+1-len(sv.counts))...)
-		sv.counts[w]++
-	}
+	sv.counts = countIn(sv.counts, int(now/m.cfg.Window))
 	if sv.down {
 		m.answer(r, errLost)
 		return
@@ -355,10 +351,10 @@ func (m *model) pause(s int32) {
 func (m *model) resume(s int32) {
 	sv := &m.servers[s]
 	sv.paused = false
-	for _, pc := range sv.polls {
+	for _, pc := range sv.waiting {
 		m.pollReply(pc)
 	}
-	sv.polls = sv.polls[:0]
+	sv.waiting = sv.waiting[:0]
 	m.serve(s)
 }
 
@@ -374,11 +370,11 @@ func (m *model) setDown(s int32, down bool) {
 			r.gen++
 			m.answer(r, errLost)
 		}
-		for _, pc := range sv.polls {
+		for _, pc := range sv.waiting {
 			pc.err = errLost
 			m.pollReply(pc)
 		}
-		sv.polls = sv.polls[:0]
+		sv.waiting = sv.waiting[:0]
 	}
 	for _, c := range m.clients {
 		c.hostState(s, !down)
@@ -404,11 +400,12 @@ func (m *model) poll(c, s int32) (active, queued int, completed int64, err error
 
 func (m *model) pollAt(pc *pollCall) {
 	sv := &m.servers[pc.server]
+	sv.polls = countIn(sv.polls, int(m.s.now/m.cfg.Window))
 	switch {
 	case sv.down:
 		pc.err = errLost
 	case sv.paused && !m.closed:
-		sv.polls = append(sv.polls, pc)
+		sv.waiting = append(sv.waiting, pc)
 		return
 	}
 	m.pollReply(pc)
@@ -418,6 +415,15 @@ func (m *model) pollReply(pc *pollCall) {
 	sv := &m.servers[pc.server]
 	pc.active, pc.queued, pc.done = sv.busy, sv.queued(), sv.completed
 	m.s.at(m.s.now+m.cfg.Network, event{kind: evWake, p: pc.p})
+}
+
+// countIn counts one in window w of counts, growing it as needed.
+func countIn(counts []uint32, w int) []uint32 {
+	if w >= len(counts) {
+		counts = append(counts, make([]uint32, w+1-len(counts))...)
+	}
+	counts[w]++
+	return counts
 }
 
 // dispersion returns the index of dispersion (variance over mean) of

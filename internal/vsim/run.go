@@ -88,6 +88,7 @@ type Result struct {
 	Retries  int64         // a Selector's backpressure deferrals
 	Served   []int64       // requests each server received
 	Windows  [][]uint32    // requests each server received per Config.Window
+	PollWins [][]uint32    // server-load polls each server received per Config.Window
 	hist     *hdrhistogram.Histogram
 }
 
@@ -155,13 +156,25 @@ func (r *Result) Dispersion() []float64 {
 	return out
 }
 
-// PollsPerNodeSecond returns the polls each server received per second of
-// the run, on average.
-func (r *Result) PollsPerNodeSecond() float64 {
-	if r.Duration <= 0 {
-		return 0
+// PollRates returns the server-load polls a server received per second:
+// the mean over the servers and the windows from `from` to the end of the
+// run, and the most one server received in one window.
+func (r *Result) PollRates(from time.Duration) (mean, peak float64) {
+	first, last := int(from/r.Config.Window), int(r.Duration/r.Config.Window)
+	var n float64
+	for _, w := range r.PollWins {
+		for i, c := range w {
+			if i >= first && i < last {
+				n += float64(c)
+			}
+			peak = max(peak, float64(c))
+		}
 	}
-	return float64(r.Polls) / float64(r.Config.Servers) / r.Duration.Seconds()
+	win := r.Config.Window.Seconds()
+	if last > first {
+		mean = n / float64(len(r.PollWins)) / (float64(last-first) * win)
+	}
+	return mean, peak / win
 }
 
 // Run runs cfg to its last answer and returns what it measured. The same
@@ -191,11 +204,13 @@ func Run(cfg Config) (*Result, error) {
 	m.res.Polls, m.res.Retries = m.polls, m.retries
 	m.res.Served = make([]int64, len(m.servers))
 	m.res.Windows = make([][]uint32, len(m.servers))
+	m.res.PollWins = make([][]uint32, len(m.servers))
 	for i := range m.servers {
 		for _, n := range m.servers[i].counts {
 			m.res.Served[i] += int64(n)
 		}
 		m.res.Windows[i] = m.servers[i].counts
+		m.res.PollWins[i] = m.servers[i].polls
 	}
 	return m.res, nil
 }
