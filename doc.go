@@ -208,24 +208,44 @@
 // that rack) among those eligible as first choice goes first, ahead of a
 // replica the score ranks better, while
 //
-//	E_zone <= b * min_s E_s
+//	E'_zone <= b * min_s E_s
 //
 // where E_s is a replica's expected response time (R_s - 1/mu_s +
 // qeff_s/mu_s + k/mu_s, the score without the cube: the network is in R_s)
-// over the eligible replicas and b is WithZoneBound (default 1.5), and
-// while the in-zone replica is not stalled (WithStall). Busy (WithBusy)
-// and materially less healthy (WithHealthTolerance) replicas are not
-// eligible, so a local replica that is busy, stalls or fails is left at
-// once; one that serves slower is left once its expected response passes
-// b times the best (a local replica 2x slower than the others, or with
-// a queue several requests longer), and taken again when it no longer
-// does. The linear estimate, not the score, is compared: the score's cube
-// makes one request in flight cost several times an idle replica's, which
-// would send a healthy cluster's requests out of the zone whenever its
-// replica has one, while E_s grows by a service time over W_s per request
-// ahead. b is what the zone may cost: 1.5 lets a request wait up to half
-// again its best expected response to stay in the zone. Probes (WithProbe)
-// and the rate rule still send some requests elsewhere. Every attempt
+// over the eligible replicas, b is WithZoneBound (default 1.5), and while
+// the in-zone replica is not stalled (WithStall). E'_zone is the in-zone
+// replica's E_s read with the engine's own evidence against it, so the
+// preference yields exactly when that evidence says the replica is worse:
+//
+//   - its silence: R_s is taken as at least the time it has owed an answer
+//     without giving one (a request owed that long has taken at least
+//     that), so a replica that stops answering is left once that silence
+//     passes about b times the best expected response, before the stall
+//     threshold; the score's own sign of a stall (W_s shrinking) moves the
+//     linear estimate of a replica with one request in flight too little;
+//   - the known-slow rule's evidence (see The C3 score), polled or not:
+//     when the service time that rule credits it with (its polled 1/mu_s,
+//     or its R_s as the client measured it, capped by 1.5 times the median
+//     of its latencies) is at least 3 times the fastest other eligible
+//     replica's, R_s and 1/mu_s are raised to it. An avoided slow replica's estimates fade
+//     (ForgetAfter pulls R_s toward the other hosts', a polled 1/mu_s rests
+//     on a few busy instants); without this the rule would bring requests
+//     back to it each time they do;
+//   - its health: busy (WithBusy) and materially less healthy
+//     (WithHealthTolerance) replicas are not eligible, so a local replica
+//     that is busy or fails is left at once.
+//
+// One that serves slower is left once its expected response passes b
+// times the best (a local replica 2x slower than the others, or with a
+// queue several requests longer), and taken again when it no longer does
+// and the evidence above has cleared. The linear estimate, not the score,
+// is compared: the score's cube makes one request in flight cost several
+// times an idle replica's, which would send a healthy cluster's requests
+// out of the zone whenever its replica has one, while E_s grows by a
+// service time over W_s per request ahead. b is what the zone may cost:
+// 1.5 lets a request wait up to half again its best expected response to
+// stay in the zone. Probes (WithProbe) and the rate rule still send some
+// requests elsewhere. Every attempt
 // handed out to a host out of the zone is counted (Counters.OutOfZone,
 // HostStats.OutOfZone; queries pinned to a host are not), whatever the
 // strategy. A rack no host of the local data center is in is reported as

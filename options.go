@@ -309,9 +309,11 @@ func WithLocalRack(rack string) Option {
 // bound times the best replica's. Default 1.5: in a healthy cluster a
 // local replica with a request or two in flight stays within it (its
 // expected response is 1.0-1.3 times an idle remote's), and a local
-// replica serving 2x slower, stalled (WithStall), busy (WithBusy) or
-// failing (WithHealthTolerance) is left. 1 keeps a request in its zone
-// only while its replica is expected to be the fastest. Allowed 1..100.
+// replica serving 2x slower, measured slow by the known-slow rule's
+// evidence, silent for longer than the bound allows, stalled (WithStall),
+// busy (WithBusy) or failing (WithHealthTolerance) is left (see "Zones" in
+// the package doc). 1 keeps a request in its zone only while its replica
+// is expected to be the fastest. Allowed 1..100.
 func WithZoneBound(bound float64) Option {
 	return route("WithZoneBound", func(s *settings.Set) {
 		if !(bound >= 1 && bound <= maxZoneBound) {

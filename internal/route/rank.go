@@ -80,12 +80,13 @@ func (st *queryState[H, S]) rankC3(c []core.Candidate) {
 	st.now, st.haveNow = now, true
 	busyN := int64(cfg.BusyInFlight)
 	limited := p.rateLimited()
+	zone := cfg.LocalRack != ""
 	var known [maxCand]knownService
 	for k := range c {
 		h := t.hosts[c[k].Host].h
 		v := h.View(now)
 		c[k].Score = p.score(v, now)
-		if p.polled {
+		if p.polled || zone {
 			known[k] = knownOf(c[k].Host, v, p.expectedResponse(v, now))
 		}
 		c[k].InFlight = v.Outstanding()
@@ -101,7 +102,9 @@ func (st *queryState[H, S]) rankC3(c []core.Candidate) {
 	if p.polled {
 		st.knownSlowBehind(c, eligible, known[:len(c)], now)
 	}
-	st.keepInZone(c, eligible, now)
+	if zone {
+		st.keepInZone(c, eligible, known[:len(c)], now)
+	}
 	if probe >= 0 && core.PromoteHost(c, probe) ||
 		cfg.ProbeP > 0 && st.rnd.Float() < cfg.ProbeP && core.PromoteStale(c, len(c)) {
 		p.probes.Add(1)
@@ -250,23 +253,13 @@ func (st *queryState[H, S]) knownSlowBehind(c []core.Candidate, eligible int, kn
 	if eligible < 2 {
 		return
 	}
-	fastest := 0.0
-	for k := 1; k < eligible; k++ {
-		if o := lookupKnown(known, c[k].Host); o.fast > 0 && (fastest == 0 || o.fast < fastest) {
-			fastest = o.fast
-		}
-	}
+	fastest := fastestOther(c, eligible, 0, known)
 	if fastest <= 0 {
 		return
 	}
 	first := lookupKnown(known, c[0].Host)
 	h := st.tbl.hosts[c[0].Host].h
-	svc := first.polled
-	if first.measured > svc && first.measured >= slowServiceRatio*fastest {
-		if med, n := h.LatencyMedian(now); n >= slowMedianMin {
-			svc = max(svc, min(first.measured, slowMedianRatio*float64(med)))
-		}
-	}
+	svc := slowService(first, h, fastest, now)
 	if svc < slowServiceRatio*fastest {
 		return
 	}
@@ -296,6 +289,38 @@ func (st *queryState[H, S]) knownSlowBehind(c []core.Candidate, eligible int, kn
 	if best > 0 {
 		core.PromoteHost(c, c[best].Host)
 	}
+}
+
+// fastestOther is the least service time as the faster replica
+// (knownService.fast) among the eligible candidates other than the one at
+// position skip; 0 when none has one.
+func fastestOther(c []core.Candidate, eligible, skip int, known []knownService) float64 {
+	fastest := 0.0
+	for k := 0; k < eligible; k++ {
+		if k == skip {
+			continue
+		}
+		if o := lookupKnown(known, c[k].Host); o.fast > 0 && (fastest == 0 || o.fast < fastest) {
+			fastest = o.fast
+		}
+	}
+	return fastest
+}
+
+// slowService is the service time the known-slow rule credits a replica
+// with when it is compared with one serving in fastest: its polled 1/mu_s
+// or, if higher, its R_s as the client measured it (before the idle
+// forgetting) when that is at least slowServiceRatio x fastest, but at
+// most slowMedianRatio x the median of the client's latencies there (from
+// slowMedianMin samples on; without them the polled 1/mu_s alone).
+func slowService(k knownService, h *track.Host, fastest float64, now time.Duration) float64 {
+	svc := k.polled
+	if k.measured > svc && k.measured >= slowServiceRatio*fastest {
+		if med, n := h.LatencyMedian(now); n >= slowMedianMin {
+			svc = max(svc, min(k.measured, slowMedianRatio*float64(med)))
+		}
+	}
+	return svc
 }
 
 func lookupKnown(known []knownService, host int32) knownService {

@@ -2,7 +2,6 @@ package route
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -22,13 +21,27 @@ func (r *Router[H, S]) inZone(e *hostEntry[H]) bool {
 }
 
 // keepInZone moves the first in-zone replica among the eligible ordered
-// candidates ahead of the first, unless the first is in the zone already,
-// the in-zone one is stalled (WithStall), or its expected response
-// (expectedResponse) is over ZoneBound times the least among the eligible.
-// Busy and demoted candidates are not eligible, so they are never kept.
-func (st *queryState[H, S]) keepInZone(c []core.Candidate, eligible int, now time.Duration) {
+// candidates ahead of the first, unless the first is in the zone already
+// or the engine's own evidence says the in-zone one is worse than the
+// bound allows (package tailroute, "Zones"): it is kept while it is not
+// stalled (WithStall) and
+//
+//	E'_zone <= ZoneBound x min_s E_s
+//
+// E_s is expectedResponse (known[].expect), min_s over E'_zone and the
+// other eligible replicas. E'_zone is the in-zone replica's, read with
+// what the engine knows beyond its estimates: R_s at
+// least its Silence (a request it has owed for that long has taken at
+// least that: a pause is left well before the stall threshold), and R_s
+// and 1/mu_s raised to the service time the known-slow rule credits it
+// with (slowService) when that is at least slowServiceRatio x the fastest
+// other eligible replica's (estimates that fade while the replica is
+// avoided, ForgetAfter or a polled 1/mu_s from few busy instants, do not
+// bring requests back to a replica the client measured slow). Busy and
+// demoted (unhealthy) candidates are not eligible, so they are never kept.
+func (st *queryState[H, S]) keepInZone(c []core.Candidate, eligible int, known []knownService, now time.Duration) {
 	p := st.r
-	if p.cfg.LocalRack == "" || eligible < 2 {
+	if eligible < 2 {
 		return
 	}
 	hosts := st.tbl.hosts
@@ -45,17 +58,26 @@ func (st *queryState[H, S]) keepInZone(c []core.Candidate, eligible int, now tim
 	if z < 0 {
 		return
 	}
-	local, best := 0.0, math.Inf(1)
+	h := hosts[c[z].Host].h
+	v := h.View(now)
+	if p.stalled(v) {
+		return
+	}
+	kz := lookupKnown(known, c[z].Host)
+	if fastest := fastestOther(c, eligible, z, known); fastest > 0 {
+		if svc := slowService(kz, h, fastest, now); svc >= slowServiceRatio*fastest && svc > v.ServiceTime {
+			v.ResponseTime, v.ServiceTime = max(v.ResponseTime, svc), svc
+		}
+	}
+	if s := float64(v.Silence); s > v.ResponseTime {
+		v.ResponseTime = s
+	}
+	local := max(kz.expect, p.expectedResponse(v, now))
+	best := local
 	for k := 0; k < eligible; k++ {
-		v := hosts[c[k].Host].h.View(now)
-		if k == z && p.stalled(v) {
-			return
+		if k != z {
+			best = min(best, lookupKnown(known, c[k].Host).expect)
 		}
-		e := p.expectedResponse(v, now)
-		if k == z {
-			local = e
-		}
-		best = min(best, e)
 	}
 	if local <= p.cfg.ZoneBound*best {
 		core.PromoteHost(c, c[z].Host)

@@ -95,9 +95,12 @@ func TestZoneRuleKeepsTheLocalReplicaWithinTheBound(t *testing.T) {
 	}
 }
 
-// A local replica that stalls (owes an answer, silent past WithStall's
-// threshold) or fails is left at once, however close its estimate.
-func TestZoneRuleLeavesStalledAndFailingLocalReplica(t *testing.T) {
+// A local replica that owes an answer is read as taking at least its
+// silence (R_s 1 ms, silent 2 ms: expected 5 ms against the others' 3 ms,
+// R_s plus the tail term 2/mu_s) and so left past the bound (4.5 ms), well
+// before WithStall's threshold (10 ms); silent 1 ms it is kept. One that
+// fails is left at once, however close its estimate.
+func TestZoneRuleLeavesSilentAndFailingLocalReplica(t *testing.T) {
 	var logs []string
 	r, clk := zoneRouter(t, &logs, tailroute.WithLocalRack("r1"))
 	for _, id := range []string{"h0", "h1", "h2"} {
@@ -105,11 +108,12 @@ func TestZoneRuleLeavesStalledAndFailingLocalReplica(t *testing.T) {
 	}
 	stuck := r.Pick(Query{})().(rackSel) // one request in flight on h0
 	require.Equal(t, "h0", stuck.Info().id)
-	clk.Advance(2 * time.Millisecond)
-	assert.Equal(t, 100, firsts(r, 100)["h0"], "owing one answer for 2ms: still in zone")
-	clk.Advance(20 * time.Millisecond)
-	assert.Zero(t, firsts(r, 100)["h0"], "silent past the stall threshold (10ms): left")
+	clk.Advance(time.Millisecond)
+	assert.Equal(t, 100, firsts(r, 100)["h0"], "owing one answer for 1ms: still in zone")
+	clk.Advance(time.Millisecond)
+	assert.Zero(t, firsts(r, 100)["h0"], "silent for 2ms, short of the stall threshold (10ms): left")
 	stuck.Mark(nil)
+	assert.Equal(t, 100, firsts(r, 100)["h0"], "answered: back in zone")
 
 	r2, _ := zoneRouter(t, &logs, tailroute.WithLocalRack("r1"))
 	observe(r2, "h1", 30, time.Millisecond)
@@ -119,6 +123,40 @@ func TestZoneRuleLeavesStalledAndFailingLocalReplica(t *testing.T) {
 		tr.Host("h0").Observe(tr.Now(), time.Millisecond, track.Failure)
 	}
 	assert.Zero(t, firsts(r2, 100)["h0"], "failing local replica (demoted): left")
+}
+
+// A local replica the client measured 5x slower is not taken back when its
+// estimates fade while it is avoided: after 3.5 s without an answer its
+// R_s is pulled to within 1.33x the others' (ForgetAfter), inside the
+// bound, but the known-slow rule's evidence (its measured R_s, capped by
+// 1.5x the median of its latencies) still says 5 ms against 1 ms. A local
+// replica measured close to the others is kept after the same silence.
+func TestZoneRuleKeepsKnownSlowLocalReplicaLeft(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		local time.Duration
+		kept  bool
+	}{
+		{"5x slow", 5 * time.Millisecond, false},
+		{"close", 1200 * time.Microsecond, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs []string
+			r, clk := zoneRouter(t, &logs, tailroute.WithLocalRack("r1"))
+			observe(r, "h0", 30, tc.local)
+			clk.Advance(3500 * time.Millisecond)
+			observe(r, "h1", 30, time.Millisecond)
+			observe(r, "h2", 30, time.Millisecond)
+			v := r.Tracker().Host("h0").View(r.Tracker().Now())
+			require.Less(t, v.ResponseTime, 1.5*float64(time.Millisecond), "faded into the bound")
+			got := firsts(r, 100)
+			if tc.kept {
+				assert.Equal(t, 100, got["h0"], "%v", got)
+			} else {
+				assert.Zero(t, got["h0"], "%v", got)
+			}
+		})
+	}
 }
 
 // Attempts sent out of the zone are counted per host and in total;
