@@ -102,15 +102,15 @@ func scale() []cell {
 }
 
 // crossval mirrors ycsb-lite's suite cells (5 nodes, 4 clients, 5000
-// operations; see cmd/ycsb-lite's scenarios): the 1000 operations per
-// second the suite sends is utilization 1000 / (5 x 4 / 4 ms) = 20 %. What
-// differs: ycsb-lite's workload B has 5 % updates (written to every
+// operations, 32 threads; see cmd/ycsb-lite's scenarios): the 1000
+// operations per second the suite sends is utilization 1000 / (5 x 4 /
+// 4 ms) = 20 %. What differs: ycsb-lite's workload B has 5 % updates (written to every
 // replica), its threads pace their operations evenly (vsim's arrivals are
 // Poisson), and it runs through a driver on a real-time simulator.
 func crossval() []cell {
 	base := func() vsim.Config {
 		return vsim.Config{Servers: 5, Clients: 4, Workers: 4, MeanService: 4 * time.Millisecond,
-			Utilization: 0.2, Requests: 5000, Placement: vsim.Ring}
+			Utilization: 0.2, Requests: 5000, Placement: vsim.Ring, Threads: 8}
 	}
 	var out []cell
 	c := base()

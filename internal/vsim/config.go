@@ -18,6 +18,11 @@ type Config struct {
 	RF          int           // replication factor; default 3
 	Placement   Placement     // how replica groups are drawn; default Uniform
 	Window      time.Duration // the per-node request counts' window; default 100ms
+	// Threads bounds each client's requests in flight, as a YCSB client's
+	// threads do: a request that arrives while all are busy waits at the
+	// client, its latency counted from its arrival (YCSB's intended
+	// start); 0 = no bound.
+	Threads int
 
 	// FluctuationT is the paper's bimodal fluctuation: every T each server
 	// independently serves at rate mu (mean MeanService) or D x mu (mean
@@ -158,6 +163,8 @@ func (c Config) Validate() error {
 		return bad("MeanService", c.MeanService, "1us..1m")
 	case !(c.Utilization > 0 && c.Utilization <= 1.5):
 		return bad("Utilization", c.Utilization, "(0, 1.5]")
+	case c.Threads < 0 || c.Threads > 1e6:
+		return bad("Threads", c.Threads, "0..1e6 (0 = no bound)")
 	case c.Requests < 1 || c.Requests > 1e9:
 		return bad("Requests", c.Requests, "1..1e9")
 	case c.Network < 0 || c.Network > time.Second:

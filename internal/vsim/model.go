@@ -92,6 +92,8 @@ type model struct {
 	rate    float64 // requests per second
 
 	generated, outstanding int
+	threads                []int        // each client's busy threads (Config.Threads)
+	waiting                [][]*request // each client's requests waiting for a thread
 	closed                 bool
 	skewN                  int // the skewed clients: the first skewN
 
@@ -191,7 +193,16 @@ func (m *model) arrival() {
 	}
 	m.generated++
 	m.outstanding++
-	m.clients[r.client].send(r)
+	if m.cfg.Threads > 0 {
+		if m.threads[r.client] == m.cfg.Threads {
+			m.waiting[r.client] = append(m.waiting[r.client], r) // until a thread is free
+		} else {
+			m.threads[r.client]++
+			m.clients[r.client].send(r)
+		}
+	} else {
+		m.clients[r.client].send(r)
+	}
 	if m.generated < m.cfg.Requests {
 		m.s.at(now+expDuration(m.arrive, 1/m.rate), event{kind: evArrival})
 	}
@@ -298,6 +309,16 @@ func (m *model) atClient(r *request) {
 		return
 	}
 	m.clients[r.client].answer(r)
+	if m.cfg.Threads > 0 { // the thread takes the client's next waiting request
+		if q := m.waiting[r.client]; len(q) > 0 {
+			next := q[0]
+			q[0] = nil
+			m.waiting[r.client] = q[1:]
+			m.clients[r.client].send(next)
+		} else {
+			m.threads[r.client]--
+		}
+	}
 	lat := m.s.now - r.born
 	switch {
 	case m.s.now < m.cfg.Warmup:

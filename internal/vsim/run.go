@@ -246,6 +246,7 @@ func (m *model) build() error {
 		return err
 	}
 	m.rm = core.NewRing(nodes).Replicas(rep)
+	m.threads, m.waiting = make([]int, cfg.Clients), make([][]*request, cfg.Clients)
 	if cfg.SkewClients > 0 {
 		m.skewN = max(1, int(math.Round(cfg.SkewClients*float64(cfg.Clients))))
 	}
