@@ -16,6 +16,9 @@ type cell struct {
 	// Utilization marks cells that set -utilization (so -target may not be
 	// passed through -extra).
 	Utilization bool
+	// Policies are compared in this cell beside -policies: the zone cells
+	// add tailroute-rack, which runs only where the simulator has zones.
+	Policies []string
 }
 
 // bimodalUtilizations and bimodalPeriods span the bimodal cells: C3 §6's
@@ -30,8 +33,9 @@ var (
 // defaultCells is the suite: steady, slow-node, gc-pauses, six bimodal
 // cells (utilization 0.45 and 0.70 × T = 10, 100, 500 ms), demand-skew
 // (bimodal at 0.70, 20 % of the clients make 80 % of the requests),
-// node-down and workload-shift (both loaded), and the fault cells
-// error-node-50, error-node-100, two-slow, flapping and recovering.
+// node-down and workload-shift (both loaded), the fault cells
+// error-node-50, error-node-100, two-slow, flapping and recovering, and
+// the zone cells zones, zone-slow, zone-pause and zones-spread.
 func defaultCells() []cell {
 	cs := []cell{
 		{Name: "steady", Args: []string{"-scenario", "steady"}},
@@ -71,6 +75,13 @@ func defaultCells() []cell {
 		cell{Name: "flapping", Args: []string{"-scenario", "flapping", "-retries", "2"}},
 		cell{Name: "recovering", Args: []string{"-scenario", "recovering"}},
 	)
+	// Availability zones (issue 43): 6 nodes in 3 racks, one replica per
+	// rack, the clients in rack1 (zones-spread: over the three); healthy,
+	// the in-zone replicas 5x slow, pausing. Each adds tailroute-rack
+	// (tailroute told its client's rack).
+	for _, z := range []string{"zones", "zone-slow", "zone-pause", "zones-spread"} {
+		cs = append(cs, cell{Name: z, Args: []string{"-scenario", z}, Policies: []string{"tailroute-rack"}})
+	}
 	return cs
 }
 

@@ -222,10 +222,35 @@ func seedPath(out, cellName string, seed int64) string {
 	return filepath.Join(out, cellName, fmt.Sprintf("seed%d.json", seed))
 }
 
+// cellPolicies are the policies cell cl compares: -policies, then those
+// the cell adds (cell.Policies) that -policies does not name.
+func (c *config) cellPolicies(cl cell) []string {
+	pol := slices.Clip(c.policies)
+	for _, p := range cl.Policies {
+		if !slices.Contains(pol, p) {
+			pol = append(pol, p)
+		}
+	}
+	return pol
+}
+
+// allPolicies are the policies of every selected cell, each once.
+func (c *config) allPolicies() []string {
+	pol := slices.Clip(c.policies)
+	for _, cl := range c.cells {
+		for _, p := range c.cellPolicies(cl) {
+			if !slices.Contains(pol, p) {
+				pol = append(pol, p)
+			}
+		}
+	}
+	return pol
+}
+
 // cellArgs is the ycsb-lite command line of one cell and seed; jsonPath is
 // where ycsb-lite writes its report.
 func (c *config) cellArgs(cl cell, seed int64, jsonPath string) []string {
-	a := []string{"-compare", strings.Join(c.policies, ",")}
+	a := []string{"-compare", strings.Join(c.cellPolicies(cl), ",")}
 	a = append(a, cl.Args...)
 	a = append(a, "-seed", strconv.FormatInt(seed, 10), "-ops", strconv.Itoa(c.ops))
 	if c.clients > 1 {
@@ -299,7 +324,7 @@ func runCells(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	if err := checkPolicies(ctx, bin, c.policies); err != nil {
+	if err := checkPolicies(ctx, bin, c.allPolicies()); err != nil {
 		fmt.Fprintln(stderr, "ycsb-suite:", err)
 		var ue *usageError
 		if errors.As(err, &ue) {

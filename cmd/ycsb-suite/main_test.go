@@ -77,8 +77,8 @@ func TestParseFlagsDefaultsAndCellArgs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.cells) != 17 || len(c.seeds) != 3 || c.ops != defaultOps || c.clients != 4 || len(c.policies) != 16 {
-		t.Errorf("defaults: %d cells, %d seeds, %d ops, %d clients, %d policies; want 17, 3, %d, 4, 16",
+	if len(c.cells) != 21 || len(c.seeds) != 3 || c.ops != defaultOps || c.clients != 4 || len(c.policies) != 16 {
+		t.Errorf("defaults: %d cells, %d seeds, %d ops, %d clients, %d policies; want 21, 3, %d, 4, 16",
 			len(c.cells), len(c.seeds), c.ops, c.clients, len(c.policies), defaultOps)
 	}
 	// -target is fine once no utilization cell is selected
@@ -91,6 +91,25 @@ func TestParseFlagsDefaultsAndCellArgs(t *testing.T) {
 		filepath.Join("bench-out", "slow-node", "seed2") + " -json x.json"
 	if args != want {
 		t.Errorf("cell args\n got %s\nwant %s", args, want)
+	}
+	// a zone cell adds tailroute-rack to -policies, once, and leaves
+	// -policies as it was for the other cells
+	c, err = parseFlags([]string{"-scenarios", "zone-slow,steady", "-policies", "tailroute,rack-aware"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args := strings.Join(c.cellArgs(c.cells[1], 1, "x.json"), " "); !strings.HasPrefix(args, "-compare tailroute,rack-aware,tailroute-rack -scenario zone-slow ") {
+		t.Errorf("zone-slow cell args: %s", args)
+	}
+	if args := strings.Join(c.cellArgs(c.cells[0], 1, "x.json"), " "); !strings.HasPrefix(args, "-compare tailroute,rack-aware -scenario steady ") {
+		t.Errorf("steady cell args after a zone cell: %s", args)
+	}
+	c, err = parseFlags([]string{"-scenarios", "zones", "-policies", "tailroute-rack,tailroute"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args := strings.Join(c.cellArgs(c.cells[0], 1, "x.json"), " "); !strings.HasPrefix(args, "-compare tailroute-rack,tailroute -scenario zones ") {
+		t.Errorf("zones cell with tailroute-rack in -policies: %s", args)
 	}
 	// demand skew is C3 Figure 15's: bimodal at 70 % utilization
 	c, err = parseFlags([]string{"-scenarios", "demand-skew"}, &bytes.Buffer{})
