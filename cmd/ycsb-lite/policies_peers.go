@@ -62,9 +62,10 @@ func registerPeer(name, help string, newCore func(selector.SelectorConfig) peerC
 }
 
 // localRack is rack-aware's local DC and rack: -local-dc, else the first
-// node's DC, and the first node's rack (ycsb-lite has no flag for a local
-// rack, and its embedded cluster has one rack per DC, so every local node
-// is in the local rack).
+// node's DC, and the first node's rack (rack1). Without -racks the
+// embedded cluster has one rack per DC, so every local node is in the
+// local rack; in the zone scenarios rack1 is the clients' rack, except in
+// zones-spread, where it is right for one client in three.
 func localRack(env policyEnv) (dc, rack string, err error) {
 	if env.cluster == nil || len(env.cluster.Nodes()) == 0 {
 		return "", "", errRackAwareNeedsSim
