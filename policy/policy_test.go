@@ -61,7 +61,7 @@ func TestOptionsValidated(t *testing.T) {
 	busyN, busyT := p.r.Config().BusyInFlight, p.r.Config().BusyNoResponse
 	assert.Equal(t, 10, busyN)
 	assert.Equal(t, 200*time.Millisecond, busyT)
-	assert.Equal(t, 1.0, p.r.Config().Weight)
+	assert.Equal(t, tailroute.DefaultConcurrencyWeight, p.r.Config().Weight, "w: measured by default")
 	assert.Equal(t, 20*time.Millisecond, p.r.Tracker().Config().Rate.Interval)
 
 	for _, s := range []string{"c3", "P2C", "roundrobin", "rr"} {
