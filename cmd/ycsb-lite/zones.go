@@ -152,13 +152,22 @@ func zoneDialer(env policyEnv, timeout time.Duration) (*net.Dialer, error) {
 
 // tailroute-rack: the product (C3, polled server load) told the client's
 // rack (tailroute.WithLocalRack, the zone rule with its default bound).
+// Without the network between zones (-racks 1) the embedded cluster has
+// one rack, which it is told, as rack-aware is (localRack): every replica
+// is then in its zone.
 func init() {
 	opts := func(env policyEnv) ([]tailroute.Option, error) {
-		z, ok := zoneOf(env.cluster, env.client)
-		if !ok {
-			return nil, fmt.Errorf("tailroute-rack needs the embedded cluster with -racks > 1 (or a zone scenario)")
+		rack := ""
+		if z, ok := zoneOf(env.cluster, env.client); ok {
+			rack = z.Rack
+		} else {
+			_, r, err := localRack(env)
+			if err != nil {
+				return nil, fmt.Errorf("tailroute-rack needs the embedded simulated cluster (omit -hosts)")
+			}
+			rack = r
 		}
-		return append(tailrouteOptions(env, tailroute.C3, true, false, serverSignal{poll: true}), tailroute.WithLocalRack(z.Rack)), nil
+		return append(tailrouteOptions(env, tailroute.C3, true, false, serverSignal{poll: true}), tailroute.WithLocalRack(rack)), nil
 	}
 	registerPolicy(policySpec{
 		name: "tailroute-rack", simOnly: true,
