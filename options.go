@@ -329,13 +329,14 @@ func WithZoneBound(bound float64) Option {
 // WithRate set, in whatever order the options are given.
 func WithTracker(tc tracker.Config) Option {
 	return route("WithTracker", func(s *settings.Set) {
-		if tc.Clock == nil {
-			tc.Clock = s.Route.Tracker.Clock
+		c := tc // the option may be applied again, to another policy's settings
+		if c.Clock == nil {
+			c.Clock = s.Route.Tracker.Clock
 		}
-		if tc.Rate == (tracker.RateConfig{}) {
-			tc.Rate = s.Route.Tracker.Rate
+		if c.Rate == (tracker.RateConfig{}) {
+			c.Rate = s.Route.Tracker.Rate
 		}
-		s.Route.Tracker = tc
+		s.Route.Tracker = c
 	})
 }
 

@@ -275,3 +275,18 @@ func TestParseStrategy(t *testing.T) {
 	assert.EqualError(t, err, `policy: strategy "best", allowed c3, p2c, roundrobin`)
 	assert.Equal(t, "Strategy(7)", Strategy(7).String())
 }
+
+// An option value may build several policies: WithTracker keeps no state
+// from one build to the next (each takes the clock and rate it is given
+// before it, not the first build's).
+func TestWithTrackerReusedAcrossBuilds(t *testing.T) {
+	tc := WithTracker(tracker.Config{EWMAAlpha: 0.5})
+	c1, c2 := tracker.NewManualClock(0), tracker.NewManualClock(0)
+	s1, err := settings.Build(settings.Routing, []Option{WithClock(c1), tc})
+	require.NoError(t, err)
+	s2, err := settings.Build(settings.Routing, []Option{WithClock(c2), tc})
+	require.NoError(t, err)
+	assert.Same(t, c1, s1.Route.Tracker.Clock)
+	assert.Same(t, c2, s2.Route.Tracker.Clock)
+	assert.Equal(t, 0.5, s2.Route.Tracker.EWMAAlpha)
+}

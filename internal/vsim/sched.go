@@ -1,6 +1,7 @@
 package vsim
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/tailroute/tailroute/tracker"
@@ -218,7 +219,7 @@ func (t *vtimer) C() <-chan time.Duration {
 		return t.c
 	}
 	if t.s.cur == nil || !t.armed {
-		panic("vsim: a timer's C() waited on outside a process or while stopped")
+		panic(fmt.Sprintf("vsim: a timer's C() waited on outside a process or while stopped (cur %v armed %v gen %d)", t.s.cur != nil, t.armed, t.gen))
 	}
 	t.parked = t.s.cur
 	t.s.yield <- struct{}{}
