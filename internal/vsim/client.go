@@ -4,7 +4,6 @@ import (
 	"context"
 	"math/rand/v2"
 	"strconv"
-	"time"
 
 	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/route"
@@ -213,6 +212,3 @@ func (m *model) answerNow(r *request, err error) {
 	r.err = err
 	m.s.at(m.s.now, event{kind: evAtClient, r: r})
 }
-
-// ms returns d in milliseconds (tables).
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

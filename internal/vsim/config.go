@@ -169,8 +169,8 @@ func (c Config) Validate() error {
 		return bad("Requests", c.Requests, "1..1e9")
 	case c.Network < 0 || c.Network > time.Second:
 		return bad("Network", c.Network, "0..1s")
-	case c.RF < 1 || c.RF > c.Servers:
-		return bad("RF", c.RF, fmt.Sprintf("1..Servers (%d)", c.Servers))
+	case c.RF < 1 || c.RF > min(c.Servers, maxRF):
+		return bad("RF", c.RF, fmt.Sprintf("1..min(Servers, %d) (Servers = %d)", maxRF, c.Servers))
 	case c.Placement > Ring:
 		return bad("Placement", c.Placement, "Uniform (0) or Ring (1)")
 	case !(c.ReadRepair >= 0 && c.ReadRepair <= 1):
@@ -231,6 +231,9 @@ func (c Config) Validate() error {
 	}
 	return nil
 }
+
+// maxRF is the most replicas a request carries (request.reps).
+const maxRF = 8
 
 // ArrivalRate is the requests per second that load the servers to
 // Utilization: U x Servers x W x the mean service rate, which with the

@@ -33,7 +33,7 @@ type request struct {
 	server   int32
 	key      [8]byte
 	tok      int64
-	reps     [8]int32 // the key's replicas (Selectors may reorder them)
+	reps     [maxRF]int32 // the key's replicas (Selectors may reorder them)
 	nreps    int
 	svcStart time.Duration
 	svc      time.Duration // drawn service time

@@ -124,7 +124,8 @@ func TestValidate(t *testing.T) {
 	}{
 		{Config{Servers: -1}, "Config.Servers = -1, allowed 1..10000"},
 		{Config{Utilization: 2}, "Config.Utilization = 2, allowed (0, 1.5]"},
-		{Config{Servers: 2, RF: 3}, "Config.RF = 3, allowed 1..Servers (2)"},
+		{Config{Servers: 2, RF: 3}, "Config.RF = 3, allowed 1..min(Servers, 8) (Servers = 2)"},
+		{Config{RF: 9}, "Config.RF = 9, allowed 1..min(Servers, 8)"},
 		{Config{Strategy: "nope"}, `Config.Strategy = "nope", allowed one of`},
 		{Config{Slow: []Slow{{Server: 99, Factor: 2}}}, "Config.Slow[0].Server = 99, allowed 0..49"},
 		{Config{PauseEvery: time.Second, PauseFor: 2 * time.Second}, "Config.PauseFor = 2s"},
