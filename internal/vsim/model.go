@@ -193,6 +193,7 @@ func (m *model) arrival() {
 	}
 	m.generated++
 	m.outstanding++
+	m.res.Arrivals = now
 	if m.cfg.Threads > 0 {
 		if m.threads[r.client] == m.cfg.Threads {
 			m.waiting[r.client] = append(m.waiting[r.client], r) // until a thread is free

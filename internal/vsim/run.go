@@ -84,6 +84,7 @@ type Result struct {
 	Requests int           // requests measured (answered after Config.Warmup: successes and errors)
 	Errors   int           // requests answered with an error
 	Duration time.Duration // virtual time until the last answer
+	Arrivals time.Duration // virtual time of the last request's arrival
 	Polls    int64         // server-load polls sent (all clients)
 	Retries  int64         // a Selector's backpressure deferrals
 	Served   []int64       // requests each server received
@@ -138,12 +139,12 @@ func (r *Result) Share() []float64 {
 }
 
 // Dispersion returns each server's index of dispersion (variance over
-// mean) of its requests per window, over the windows after the first
-// second and before the run's last window (NaN for a server that received
+// mean) of its requests per window, over the whole windows after the
+// first second while requests arrive (NaN for a server that received
 // nothing).
 func (r *Result) Dispersion() []float64 {
 	from := int(time.Second / r.Config.Window)
-	to := int(r.Duration / r.Config.Window) // the last, partial window is left out
+	to := int(r.Arrivals / r.Config.Window) // the window of the last arrival is partial
 	out := make([]float64, len(r.Windows))
 	for i, w := range r.Windows {
 		w = w[:min(len(w), to)]
@@ -157,10 +158,10 @@ func (r *Result) Dispersion() []float64 {
 }
 
 // PollRates returns the server-load polls a server received per second:
-// the mean over the servers and the windows from `from` to the end of the
-// run, and the most one server received in one window.
+// the mean over the servers and the whole windows from `from` while
+// requests arrive, and the most one server received in one window.
 func (r *Result) PollRates(from time.Duration) (mean, peak float64) {
-	first, last := int(from/r.Config.Window), int(r.Duration/r.Config.Window)
+	first, last := int(from/r.Config.Window), int(r.Arrivals/r.Config.Window)
 	var n float64
 	for _, w := range r.PollWins {
 		for i, c := range w {

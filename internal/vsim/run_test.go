@@ -3,6 +3,7 @@ package vsim
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -140,4 +141,19 @@ func TestDispersion(t *testing.T) {
 	assert.InDelta(t, 0, dispersion([]uint32{5, 5, 5}), 1e-12)
 	assert.InDelta(t, 2.0/3/2, dispersion([]uint32{1, 3, 2}), 1e-12) // mean 2, variance 2/3
 	assert.True(t, math.IsNaN(dispersion([]uint32{0, 0})))
+}
+
+// Round robin spreads Poisson arrivals: each server's requests per window
+// have an index of dispersion near 1, also when a slow server's queue
+// keeps the run going long after the last arrival (those windows are not
+// the arrivals'), the yardstick herding is measured against.
+func TestRoundRobinDispersionIsPoisson(t *testing.T) {
+	cfg := small("token-aware")
+	cfg.Requests = 40000
+	res, err := Run(cfg)
+	require.NoError(t, err)
+	require.Greater(t, res.Duration, res.Arrivals+time.Second, "the slow server drains after the arrivals")
+	d := res.Dispersion()
+	sort.Float64s(d)
+	assert.InDelta(t, 1, d[len(d)/2], 0.3)
 }
