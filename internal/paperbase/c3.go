@@ -124,18 +124,7 @@ func (c *C3) Choose(now time.Duration, replicas []int32) (int32, time.Duration) 
 		}
 		scores[j], order[j] = sc, s
 	}
-	minWait, minRep := math.Inf(1), int32(-1)
-	for _, s := range order {
-		w := c.rc.tryAcquire(s, t)
-		if w == 0 {
-			c.rc.consume(s, t)
-			return s, 0
-		}
-		if w < minWait {
-			minWait, minRep = w, s
-		}
-	}
-	return -1, c.rc.backlog(replicas[0], minRep, t, minWait)
+	return c.rc.first(order, replicas[0], t)
 }
 
 // Sent counts an outstanding request; a send to a server other than the

@@ -166,6 +166,25 @@ func (rc *rateControl) applyForce(group int32, now float64) {
 	rc.forceRep[group] = -1
 }
 
+// first is Algorithm 1's send step over order, the replicas in the order
+// to try: the first with a token gets the request (its token taken);
+// without one, the group's head request waits for the replica that has a
+// token soonest (backlog), retryAfter > 0.
+func (rc *rateControl) first(order []int32, group int32, now float64) (int32, time.Duration) {
+	minWait, minRep := math.Inf(1), int32(-1)
+	for _, s := range order {
+		w := rc.tryAcquire(s, now)
+		if w == 0 {
+			rc.consume(s, now)
+			return s, 0
+		}
+		if w < minWait {
+			minWait, minRep = w, s
+		}
+	}
+	return -1, rc.backlog(group, minRep, now, minWait)
+}
+
 // backlog records that the group's head request waits wait ms for replica
 // r, and returns the retryAfter to give the simulator (at least 1 ns).
 func (rc *rateControl) backlog(group, r int32, now, wait float64) time.Duration {

@@ -1,7 +1,6 @@
 package paperbase
 
 import (
-	"math"
 	"time"
 
 	"github.com/tailroute/tailroute/internal/selector"
@@ -16,8 +15,9 @@ import (
 // request, else retryAfter is the shortest wait. Rates adapt by CUBIC as
 // C3's.
 type RRRateLimited struct {
-	next []int32 // rotation index per group
-	rc   rateControl
+	next  []int32 // rotation index per group
+	order []int32 // scratch: the replicas in rotation order
+	rc    rateControl
 }
 
 // NewRRRateLimited returns absim's RR with C3's published rate control.
@@ -28,7 +28,7 @@ func NewRRRateLimited(cfg selector.SelectorConfig) selector.Selector {
 // NewRRRateLimitedWith returns absim's RR with the given rate control.
 func NewRRRateLimitedWith(cfg selector.SelectorConfig, p RateParams) *RRRateLimited {
 	servers := numServers(cfg)
-	return &RRRateLimited{next: make([]int32, servers), rc: newRateControl(p, servers)}
+	return &RRRateLimited{next: make([]int32, servers), order: make([]int32, servers), rc: newRateControl(p, servers)}
 }
 
 // Choose tries the group's replicas from its rotation index on.
@@ -42,19 +42,14 @@ func (r *RRRateLimited) Choose(now time.Duration, replicas []int32) (int32, time
 	n := int32(len(replicas))
 	idx := r.next[g] % n
 	r.next[g] = (idx + 1) % n
-	minWait, minRep := math.Inf(1), int32(-1)
-	for i := range n {
-		s := replicas[(idx+i)%n]
-		w := r.rc.tryAcquire(s, t)
-		if w == 0 {
-			r.rc.consume(s, t)
-			return s, 0
-		}
-		if w < minWait {
-			minWait, minRep = w, s
-		}
+	if len(replicas) > len(r.order) {
+		r.order = make([]int32, len(replicas))
 	}
-	return -1, r.rc.backlog(g, minRep, t, minWait)
+	order := r.order[:n]
+	for i := range n {
+		order[i] = replicas[(idx+i)%n]
+	}
+	return r.rc.first(order, g, t)
 }
 
 // Sent charges a shadow read (a send Choose did not return) to its bucket.
