@@ -189,7 +189,7 @@ func (p *Router[H, S]) score(v track.View, now time.Duration) float64 {
 func (p *Router[H, S]) scoreWeights(v track.View, now time.Duration) (w, workers float64) {
 	w = p.weight()
 	if p.polled && !v.HasFeedback {
-		weff := p.weightAt(now)
+		weff := p.queues.weight(now, w)
 		if s := float64(v.Silence); weff < w && s > v.ResponseTime {
 			// Short queues say nothing of a host that has stopped
 			// answering: as W_s, the credit shrinks by R_s/Silence.
