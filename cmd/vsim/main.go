@@ -315,15 +315,7 @@ func (s *strategyReport) pool(name string) {
 	if total > 0 {
 		s.MaxShare = float64(top) / float64(total)
 	}
-	var over int64
-	for _, b := range s.hist.Distribution() {
-		if b.From > 50000 {
-			over += b.Count
-		}
-	}
-	if n := s.hist.TotalCount(); n > 0 {
-		s.Over50 = float64(over) / float64(n)
-	}
+	s.Over50 = vsim.OverShare(s.hist, 50*time.Millisecond)
 	if dur > 0 {
 		s.PollsPerServerSecond = polls / float64(len(served)) / dur
 	}

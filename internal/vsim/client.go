@@ -188,10 +188,6 @@ func (c *selectorClient) answer(r *request) {
 	if r.server < 0 {
 		return
 	}
-	if r.shadow {
-		c.sel.Done(c.m.s.now, r.server, c.m.s.now-r.sent, selector.Feedback{Queue: r.queueOut, ServiceTime: r.svc, Failed: r.err != nil})
-		return
-	}
 	fb := selector.Feedback{Queue: r.queueOut, ServiceTime: r.svc, Failed: r.err != nil}
 	if r.err != nil {
 		fb.Queue, fb.ServiceTime = 0, 0

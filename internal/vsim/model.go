@@ -32,10 +32,8 @@ type request struct {
 	client   int32
 	server   int32
 	key      [8]byte
-	tok      int64
 	reps     [maxRF]int32 // the key's replicas (Selectors may reorder them)
 	nreps    int
-	svcStart time.Duration
 	svc      time.Duration // drawn service time
 	doneAt   time.Duration // when the service ends (moves with pauses)
 	gen      uint64        // service generation (a pause reschedules evDone)
@@ -184,8 +182,7 @@ func (m *model) arrival() {
 		r.client = int32(m.arrive.IntN(n))
 	}
 	binary.BigEndian.PutUint64(r.key[:], m.arrive.Uint64())
-	r.tok = core.Murmur3Token(r.key[:])
-	for _, h := range m.rm.Lookup(r.tok) {
+	for _, h := range m.rm.Lookup(core.Murmur3Token(r.key[:])) {
 		if !m.servers[h].down && r.nreps < len(r.reps) {
 			r.reps[r.nreps] = h
 			r.nreps++
@@ -267,7 +264,6 @@ func (m *model) serve(s int32) {
 		}
 		sv.busy++
 		now := m.s.now
-		r.svcStart = now
 		r.svc = time.Duration(sv.rng.ExpFloat64() * float64(m.cfg.MeanService) * m.factor(s, now, sv.busy+sv.queued()))
 		r.doneAt = now + r.svc
 		r.gen++

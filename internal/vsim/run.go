@@ -105,14 +105,18 @@ func (r *Result) Quantile(q float64) time.Duration {
 }
 
 // Over returns the share of successful requests slower than d.
-func (r *Result) Over(d time.Duration) float64 {
-	total := r.hist.TotalCount()
+func (r *Result) Over(d time.Duration) float64 { return OverShare(r.hist, d) }
+
+// OverShare returns the share of a latency histogram's values
+// (microseconds) above d.
+func OverShare(h *hdrhistogram.Histogram, d time.Duration) float64 {
+	total := h.TotalCount()
 	if total == 0 {
 		return 0
 	}
 	var n int64
 	lim := d.Microseconds()
-	for _, b := range r.hist.Distribution() {
+	for _, b := range h.Distribution() {
 		if b.From > lim {
 			n += b.Count
 		}
