@@ -113,7 +113,7 @@ func (r *runner) runPolicy(ctx context.Context, name string, load bool, idx int)
 	if o.hosts == nil {
 		cl, err = sim.Start(ctx, sim.Config{
 			Nodes: o.nodes, Feedback: o.payloadFeedback || spec.payload, Seed: o.seed,
-			DCs:   o.dcs, Racks: o.zones.racks, Network: o.zones.network(),
+			DCs: o.dcs, Racks: o.zones.racks, Network: o.zones.network(),
 			Model: sim.ServiceModel{Workers: o.workers, MeanService: o.serviceTime},
 		})
 		if err != nil {
