@@ -36,6 +36,8 @@ var presets = map[string]preset{
 		cells: scale, strategies: "tailroute,tailroute-nopoll,c3,token-aware,datastax,latencyaware,peakewma,oracle", seeds: "1-2"},
 	"crossval": {doc: "the real-time suite's cells that both simulators run (5 servers, 4 clients, W = 4, 1/mu = 4 ms, 5000 requests at 1000/s): slow-node, two-slow, recovering, bimodal 70 % / 100 ms, gc-pauses",
 		cells: crossval, strategies: "tailroute,tailroute-nopoll,tailroute-wn,tailroute-wn-nopoll,oracle", seeds: "1-12"},
+	"ablation": {doc: "tailroute with each of its rules removed in turn (the strategies named -<rule>) on the crossval cells and on steady (utilization 20 %), error-node-50 and -100 (one server fails half or all of its requests), node-down (one server down from 2 s)",
+		cells: ablationCells, strategies: "tailroute," + vsim.AblationNames() + ",oracle", seeds: "1-12"},
 	"quick": {doc: "one small cell (10 servers, 20 clients, one 5x slow server, 20,000 requests): a smoke test in about a second",
 		cells: func() []cell {
 			return []cell{{"quick", vsim.Config{Servers: 10, Clients: 20, Requests: 20000, Slow: []vsim.Slow{{Server: 0, Factor: 5}}}}}
@@ -132,4 +134,18 @@ func crossval() []cell {
 	c.PauseEvery, c.PauseFor = 2*time.Second, 150*time.Millisecond
 	out = append(out, cell{"gc-pauses", c})
 	return out
+}
+
+// ablationCells are crossval's cells and the suite's healthy and failure
+// cells that the model runs (an attempt that fails is not retried here).
+func ablationCells() []cell {
+	c := crossval()
+	base := c[0].Config
+	base.Slow = nil
+	steady, half, all, down := base, base, base, base
+	half.Failing = []vsim.Failing{{Server: 4, Rate: 0.5}}
+	all.Failing = []vsim.Failing{{Server: 4, Rate: 1}}
+	down.Utilization = 0.6
+	down.Down = []vsim.Down{{Server: 4, At: 2 * time.Second}}
+	return append(c, cell{"steady", steady}, cell{"error-node-50", half}, cell{"error-node-100", all}, cell{"node-down", down})
 }

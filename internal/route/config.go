@@ -3,6 +3,7 @@ package route
 import (
 	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/settings"
+	"github.com/tailroute/tailroute/internal/track"
 )
 
 // Config is the validated configuration of a Router, written by the options
@@ -55,5 +56,15 @@ func WithFeedbackKeys(queue, serviceTime string) tailroute.Option {
 			return
 		}
 		s.Route.FeedbackQ, s.Route.FeedbackST = queue, serviceTime
+	}
+}
+
+// WithoutRules turns the given rules off (track.Rule), for an ablation:
+// the virtual-time simulator runs the engine with one rule removed at a
+// time to measure what each one earns.
+func WithoutRules(off track.Rule) tailroute.Option {
+	return func(s *settings.Set) {
+		s.Touch(settings.Routing, "WithoutRules")
+		s.Route.Off = uint32(off)
 	}
 }

@@ -99,7 +99,7 @@ func (st *queryState[H, S]) rankC3(c []core.Candidate) {
 	}
 	probe := st.demote(c, now)
 	eligible := core.OrderByScore(c, &st.rnd, cfg.Jitter)
-	if p.polled {
+	if p.polled && p.on(track.RuleKnownSlow) {
 		st.knownSlowBehind(c, eligible, known[:len(c)], now)
 	}
 	if zone {
@@ -188,9 +188,9 @@ func (p *Router[H, S]) score(v track.View, now time.Duration) float64 {
 // the score drains a host's queue with (see score).
 func (p *Router[H, S]) scoreWeights(v track.View, now time.Duration) (w, workers float64) {
 	w = p.weight()
-	if p.polled && !v.HasFeedback {
+	if p.polled && !v.HasFeedback && p.on(track.RuleQueueWeight) {
 		weff := p.queues.weight(now, w)
-		if s := float64(v.Silence); weff < w && s > v.ResponseTime {
+		if s := float64(v.Silence); weff < w && s > v.ResponseTime && p.on(track.RuleDrainSilence) {
 			// Short queues say nothing of a host that has stopped
 			// answering: as W_s, the credit shrinks by R_s/Silence.
 			weff = w - (w-weff)*v.ResponseTime/s
@@ -198,10 +198,10 @@ func (p *Router[H, S]) scoreWeights(v track.View, now time.Duration) (w, workers
 		w = weff
 	}
 	workers = v.Workers
-	if workers <= 0 {
+	if workers <= 0 || !p.on(track.RulePolledWorkers) {
 		workers = p.cfg.Workers
 	}
-	if workers > 1 && v.Silence > 0 {
+	if workers > 1 && v.Silence > 0 && p.on(track.RuleDrainSilence) {
 		// W_s counts while the host answers: past a silence of
 		// drainSilence(w) x R_s it shrinks by that over the silence.
 		quiet := drainSilence(w) * v.ResponseTime
@@ -346,3 +346,6 @@ func (p *Router[H, S]) expectedResponse(v track.View, now time.Duration) float64
 func (p *Router[H, S]) stalled(v track.View) bool {
 	return v.Silence > 0 && float64(v.Silence) >= max(float64(p.cfg.StallMin), p.cfg.StallFactor*v.ResponseTime)
 }
+
+// on reports whether rule r is on (see WithoutRules).
+func (p *Router[H, S]) on(r track.Rule) bool { return p.tr.Off().On(r) }

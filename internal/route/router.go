@@ -139,6 +139,7 @@ func New[H HostInfo, S any](hooks Hooks, opts ...tailroute.Option) (*Router[H, S
 		return nil, err
 	}
 	cfg.Tracker = tr.Config()
+	tr.SetOff(track.Rule(cfg.Off))
 	if hooks.Logf == nil {
 		hooks.Logf = func(string, ...any) {}
 	}

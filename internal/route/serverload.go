@@ -11,6 +11,7 @@ import (
 
 	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/core"
+	"github.com/tailroute/tailroute/internal/track"
 	"github.com/tailroute/tailroute/tracker"
 )
 
@@ -173,6 +174,8 @@ type LoadEstimator struct {
 	last    time.Duration            // the latest estimate; its oldest pair is pair lastN
 	lastN   int
 	paired  bool // the latest Add recorded a pair
+
+	keepContradicted bool // track.RuleOwnAnswers off
 }
 
 // The estimator's window: at least estimatorMinCompleted completions and
@@ -218,7 +221,7 @@ func (le *LoadEstimator) Add(s ThreadPoolSample) (queue float64, serviceTime tim
 			break
 		}
 	}
-	if le.last > 0 && le.n-le.lastN <= estimatorWindow && !le.contradicted() {
+	if le.last > 0 && le.n-le.lastN <= estimatorWindow && (le.keepContradicted || !le.contradicted()) {
 		serviceTime = le.last
 	}
 	return queue, serviceTime
@@ -406,9 +409,12 @@ func (sl *serverLoadPoller[H, S]) loop(id string) {
 		sl.mu.Unlock()
 		sl.r.queues.forget(id)
 	}()
-	var est LoadEstimator
+	est := LoadEstimator{keepContradicted: !sl.r.on(track.RuleOwnAnswers)}
 	credit, seen := 1.0, sl.r.requests.Load()
 	warm := WarmPolls // warm-up turns left
+	if !sl.r.on(track.RuleWarmup) {
+		warm = 0
+	}
 	rnd := core.Rand(sl.r.rand64())
 	jitter := 0.8 + 0.4*rnd.Float()
 	polled, last := false, time.Duration(0)                                      // the previous turn's clock time

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tailroute/tailroute/internal/track"
 )
 
 // C3's concurrency compensation counts each request a client has in flight
@@ -102,6 +104,9 @@ func (r *Router[H, S]) weightAt(now time.Duration) float64 {
 func (r *Router[H, S]) weight() float64 {
 	if r.cfg.Weight > 0 {
 		return r.cfg.Weight
+	}
+	if !r.on(track.RuleMeasuredWeight) {
+		return 1
 	}
 	return r.clients.value()
 }

@@ -47,6 +47,7 @@ type Route struct {
 	KeyspaceFunc          func(string) (string, map[string]any, error) // replaces the session's keyspace metadata
 	Rand                  func() uint64                                // the engine's randomness; nil: math/rand/v2
 	Spawn                 func(func())                                 // starts the engine's background work; nil: a goroutine
+	Off                   uint32                                       // rules turned off for an ablation (track.Rule)
 }
 
 // Hedge is the validated configuration of a Hedger (internal/hedge).

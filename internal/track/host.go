@@ -97,7 +97,7 @@ func newHost(id string, t *Tracker, now time.Duration) *Host {
 	h := &Host{id: id, t: t}
 	h.hist.Init(t.cfg.LatencyWindow, 2)
 	h.health.init(t.cfg.HealthBucket, now)
-	h.rate.init(&t.cfg.Rate, now)
+	h.rate.init(&t.cfg.Rate, now, t.off.On(RuleFullRate))
 	h.lastResp.Store(int64(now))
 	h.owedFrom.Store(int64(now))
 	return h

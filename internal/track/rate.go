@@ -25,6 +25,7 @@ func winUnpack(w uint64) (int64, uint64) { return int64(w >> winCountBits), w & 
 type rateCtl struct {
 	cfg      *tracker.RateConfig
 	interval int64
+	fullRate bool // RuleFullRate
 
 	srate atomic.Uint64 // float64 bits, requests per Interval
 	sent  windowPair    // sent requests (Algorithm 1 tokens)
@@ -38,8 +39,8 @@ type rateCtl struct {
 	incs atomic.Uint64
 }
 
-func (r *rateCtl) init(cfg *tracker.RateConfig, now time.Duration) {
-	r.cfg = cfg
+func (r *rateCtl) init(cfg *tracker.RateConfig, now time.Duration, fullRate bool) {
+	r.cfg, r.fullRate = cfg, fullRate
 	r.interval = int64(cfg.Interval)
 	r.reset(now)
 }
@@ -184,7 +185,7 @@ func (r *rateCtl) adapt(now time.Duration) {
 	srate := r.rate()
 	rrate := r.receiveRate(now)
 	switch {
-	case srate > rrate && t-r.tInc > int64(c.Hysteresis) && r.usedFullRate(now, srate):
+	case srate > rrate && t-r.tInc > int64(c.Hysteresis) && (!r.fullRate || r.usedFullRate(now, srate)):
 		r.r0 = srate
 		srate *= c.Beta
 		if srate < c.MinRate {

@@ -147,7 +147,7 @@ func (h *Host) applyServerLoad(v *View, now time.Duration) bool {
 		// qhat^3/mu_s).
 		v.ServiceTime += w * (s - v.ServiceTime)
 	}
-	if h.samples.Load() == h.load.seen.Load() && v.InFlight == 0 && v.SinceResponse >= fresh {
+	if !h.t.off.On(RuleIdleQueue) || h.samples.Load() == h.load.seen.Load() && v.InFlight == 0 && v.SinceResponse >= fresh {
 		// The client does not measure the host itself: the polled queue
 		// is the only one it has.
 		v.QueueSize = w * math.Float64frombits(h.load.queue.Load())

@@ -22,6 +22,8 @@ type Tracker struct {
 	qcache atomic.Pointer[quantileCache]
 
 	outOfZone atomic.Uint64 // every host's CountOutOfZone, removed hosts' included
+
+	off Rule // rules turned off (SetOff)
 }
 
 // hostSet is the tracked hosts, by ID and as a list: the hot path's
@@ -67,6 +69,13 @@ func New(cfg tracker.Config) (*Tracker, error) {
 	t.hosts.Store(newHostSet(map[string]*Host{}))
 	return t, nil
 }
+
+// SetOff turns the rules in off off, for an ablation; call it before
+// adding hosts.
+func (t *Tracker) SetOff(off Rule) { t.off = off }
+
+// Off returns the rules turned off (SetOff).
+func (t *Tracker) Off() Rule { return t.off }
 
 // Config returns the effective configuration.
 func (t *Tracker) Config() tracker.Config { return t.cfg }
