@@ -39,7 +39,7 @@ func TestQuickPresetRepeatsByteForByte(t *testing.T) {
 
 func TestFlagErrors(t *testing.T) {
 	for args, want := range map[string]string{
-		"-preset nope":            `-preset "nope", allowed one of crossval, fig14, fig15, quick, scale`,
+		"-preset nope":            `-preset "nope", allowed one of ablation, crossval, fig14, fig15, quick, scale`,
 		"-strategies tailroute,x": `-strategies: "x", allowed`,
 		"-seeds 5-1":              `"5-1" is not a range`,
 		"-seeds a":                `"a" is not a seed`,
