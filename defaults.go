@@ -22,7 +22,6 @@ const (
 	DefaultStallMin            = 10 * time.Millisecond
 	DefaultMaxBackpressureWait = time.Millisecond
 	DefaultJitter              = 0.05
-	DefaultProbeProbability    = 0.01
 	DefaultProbeAfter          = time.Second
 	DefaultMaxCandidates       = 8
 	DefaultHealthTolerance     = 0.05
@@ -87,7 +86,6 @@ func defaults() settings.Set {
 			RateControl:    DefaultRateControl,
 			MaxWait:        DefaultMaxBackpressureWait,
 			Jitter:         DefaultJitter,
-			ProbeP:         DefaultProbeProbability,
 			ProbeAfter:     DefaultProbeAfter,
 			MaxCandidates:  DefaultMaxCandidates,
 			HealthTol:      DefaultHealthTolerance,

@@ -58,7 +58,7 @@
 // Strategies. C3 (the default): health first (see Health), then by score
 // (see The C3 score), busy hosts last while a majority of the replicas is
 // healthy (WithBusy), the known-slow rule (see The C3 score) and the zone
-// rule (see Zones), recovery probes first (WithProbe), then the rate rule
+// rule (see Zones), a failing replica's recovery probe first (WithProbe), then the rate rule
 // (see Rate control). P2C: health first, then the DataStax drivers' power of
 // two random choices on in-flight counts, busy hosts last, probes as for C3.
 // RoundRobin: rotation over the replicas, the baseline.
@@ -125,17 +125,18 @@
 // replica's: the one with the least expected response time goes first. As
 // the fast replica's queue grows its expected response passes that bound
 // and the score's order stands again. The service time of the replica
-// ranked first is its polled 1/mu_s or, if higher, its R_s as the client
-// measured it (before the idle forgetting of tracker.Config.ForgetAfter)
-// but at most 1.5 times the median of the client's latencies there; that
+// ranked first is its polled 1/mu_s or, if higher, its R_s but at most
+// 1.5 times the median of the client's latencies there; that
 // of the other replica is its polled 1/mu_s (without one, its R_s), at
 // least that median (medians over the latency window, from 3 samples on).
 // No one estimate makes this call alone. The polled 1/mu_s of a replica
 // the clients seldom use rests on a few busy instants (active_tasks is an
 // instant count) and reads anywhere from a fifth to twice the true mean,
-// and for the first polls of a session there is none. A slow replica's
-// R_s rests on the few requests the client sends it and, once it has been
-// avoided for ForgetAfter, is pulled toward the other hosts' mean. A
+// and for the first polls of a session there is none. The evidence fades
+// as the replica is avoided, with R_s (tracker.Config.ForgetAfter), so a
+// replica that has recovered is tried again (measured case: vsim -preset
+// ablation, recovering-85, where evidence that does not fade keeps the
+// recovered node out: 2.3 times the p99 of an overloaded cluster). A
 // stop-the-world pause lifts both, R_s with its late answers and the
 // polled 1/mu_s with workers busy and nothing completed, while a few late
 // answers leave the median where it was; 1.5 times the median is about the
@@ -225,12 +226,11 @@
 //     linear estimate of a replica with one request in flight too little;
 //   - the known-slow rule's evidence (see The C3 score), polled or not:
 //     when the service time that rule credits it with (its polled 1/mu_s,
-//     or its R_s as the client measured it, capped by 1.5 times the median
-//     of its latencies) is at least 3 times the fastest other eligible
-//     replica's, R_s and 1/mu_s are raised to it. An avoided slow replica's estimates fade
-//     (ForgetAfter pulls R_s toward the other hosts', a polled 1/mu_s rests
-//     on a few busy instants); without this the rule would bring requests
-//     back to it each time they do;
+//     or its R_s capped by 1.5 times the median of its latencies) is at
+//     least 3 times the fastest other eligible replica's, R_s and 1/mu_s
+//     are raised to it. As the rule's evidence fades while the replica is
+//     avoided, it is taken back once the evidence has faded and left again
+//     at its first slow answer;
 //   - its health: busy (WithBusy) and materially less healthy
 //     (WithHealthTolerance) replicas are not eligible, so a local replica
 //     that is busy or fails is left at once.
@@ -360,9 +360,7 @@
 //	                                      hold fewer, or no busy worker,
 //	                                      the latest estimate stands while
 //	                                      its pairs are within the last 32,
-//	                                      then there is none; none while
-//	                                      the client's own answers
-//	                                      contradict it, below)
+//	                                      then there is none)
 //	W_s    = active_tasks_limit of ReadStage (of MutationStage without a
 //	                                      ReadStage row); 0 (null), negative
 //	                                      or above 65536 is ignored
@@ -375,18 +373,7 @@
 // service time): it is the mean over every client's requests, where the
 // client's own R_s of a host it seldom uses rests on a few samples of a
 // spread-out service time, so an avoided slow replica would otherwise look
-// fast again after a few lucky responses. The client's own answers
-// outrank an estimate they contradict: while the answers the host gave the
-// client in the newest of the estimate's pairs that holds any average
-// under a quarter of it, and no sample since saw a busy worker, the host
-// has no 1/mu_s (so 1/mu_s = R_s). The estimate of a host every client
-// avoids reaches back over its few completions, up to 32 pairs, into a
-// spell the host may have left: a node that served 10 times slower and
-// recovered would keep its slow 1/mu_s, and R_s raised to it, with too few
-// requests sent to renew it, while the client's probes come back fast. A
-// response takes at least its service time; a quarter leaves room for the
-// fast answers of a slow host (an exponential service time is under a
-// quarter of its mean in 22 % of requests). A polled q_s counts only for a
+// fast again after a few lucky responses. A polled q_s counts only for a
 // host the client does not measure itself (nothing observed since the
 // sample, nothing outstanding, no response for the sample's 1.5
 // intervals): on a host it uses, its own os_s is fresher.

@@ -189,31 +189,24 @@ func WithJitter(f float64) Option {
 	})
 }
 
-// WithProbe sets recovery probing (C3 and P2C). With probability p a request
-// goes first to a replica that has not responded for at least after and has
-// nothing outstanding (a host that ranks last never gets fresh measurements
-// otherwise; a host that still owes responses will be measured when they
-// return, so probing it would only add requests to a stall). A replica
-// ranked last for its health (WithHealthTolerance) is probed by time
-// instead: when it has nothing outstanding and neither a probe nor any
-// other attempt went to it for `after`, the request goes to it first, i.e.
-// at most one probe per failing host per `after` per client, whatever the
-// load: the probe share of a client falls as its load grows, and a host
-// that recovers is tried again within `after` (its first success makes it
-// healthy again). A shorter `after` finds a recovered host sooner at the
-// cost of more attempts to one that still fails. p = 0 turns both off.
-// Default 0.01 and 1s. Allowed p 0..1, after 1ms..1h.
-func WithProbe(p float64, after time.Duration) Option {
+// WithProbe sets recovery probing (C3 and P2C): a replica ranked last for
+// its health (WithHealthTolerance) gets no traffic otherwise, so when it
+// has nothing outstanding and neither a probe nor any other attempt went
+// to it for `after`, the request goes to it first, i.e. at most one probe
+// per failing host per `after` per client, whatever the load: the probe
+// share of a client falls as its load grows, and a host that recovers is
+// tried again within `after` (its first success makes it healthy again).
+// A shorter `after` finds a recovered host sooner at the cost of more
+// attempts to one that still fails. A replica avoided for its latency is
+// not probed: its estimates fade instead (tracker.Config.ForgetAfter, the
+// polled service time). Default 1s. Allowed 1ms..1h.
+func WithProbe(after time.Duration) Option {
 	return route("WithProbe", func(s *settings.Set) {
-		if !(p >= 0 && p <= 1) {
-			s.Fail(settings.Routing, "WithProbe: ProbeProbability = %v, allowed 0..1", p)
-			return
-		}
 		if after < time.Millisecond || after > time.Hour {
 			s.Fail(settings.Routing, "WithProbe: ProbeAfter = %v, allowed 1ms..1h", after)
 			return
 		}
-		s.Route.ProbeP, s.Route.ProbeAfter = p, after
+		s.Route.ProbeAfter = after
 	})
 }
 

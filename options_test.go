@@ -30,7 +30,7 @@ var docDefaults = map[string][]any{
 	"WithRateControl":         {DefaultRateControl},
 	"WithMaxBackpressureWait": {DefaultMaxBackpressureWait},
 	"WithJitter":              {DefaultJitter},
-	"WithProbe":               {DefaultProbeProbability, DefaultProbeAfter},
+	"WithProbe":               {DefaultProbeAfter},
 	"WithMaxCandidates":       {DefaultMaxCandidates},
 	"WithHealthTolerance":     {DefaultHealthTolerance},
 	"WithServerLoad":          {DefaultServerLoad},
@@ -125,7 +125,7 @@ func TestDocDefaults(t *testing.T) {
 		"DefaultBusyInFlight": DefaultBusyInFlight, "DefaultBusyNoResponse": DefaultBusyNoResponse,
 		"DefaultStallFactor": DefaultStallFactor, "DefaultStallMin": DefaultStallMin,
 		"DefaultRateControl": DefaultRateControl, "DefaultMaxBackpressureWait": DefaultMaxBackpressureWait,
-		"DefaultJitter": DefaultJitter, "DefaultProbeProbability": DefaultProbeProbability,
+		"DefaultJitter":     DefaultJitter,
 		"DefaultProbeAfter": DefaultProbeAfter, "DefaultMaxCandidates": DefaultMaxCandidates,
 		"DefaultHealthTolerance": DefaultHealthTolerance, "DefaultQuantile": DefaultQuantile,
 		"DefaultMinDelay": DefaultMinDelay, "DefaultMaxDelay": DefaultMaxDelay,
@@ -162,7 +162,6 @@ func TestDefaultsAreTheConstants(t *testing.T) {
 	assert.Equal(t, DefaultRateControl, r.RateControl)
 	assert.Equal(t, DefaultMaxBackpressureWait, r.MaxWait)
 	assert.Equal(t, DefaultJitter, r.Jitter)
-	assert.Equal(t, DefaultProbeProbability, r.ProbeP)
 	assert.Equal(t, DefaultProbeAfter, r.ProbeAfter)
 	assert.Equal(t, DefaultMaxCandidates, r.MaxCandidates)
 	assert.Equal(t, DefaultHealthTolerance, r.HealthTol)

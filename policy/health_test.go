@@ -155,20 +155,20 @@ func TestFailedHostRecovers(t *testing.T) {
 
 // TestDemotedProbeRate: an always failing replica gets one probe per
 // ProbeAfter per client whatever the request rate, so its share of the
-// attempts falls as the load grows; WithProbe(0, ...) stops them.
+// attempts falls as the load grows; WithProbe(time.Hour) all but stops them.
 func TestDemotedProbeRate(t *testing.T) {
 	always := func(time.Duration) bool { return true }
 	for _, strat := range []tailroute.Strategy{tailroute.C3, tailroute.P2C} {
 		for _, step := range []time.Duration{time.Millisecond, 10 * time.Millisecond} {
 			t.Run(fmt.Sprintf("%v/%v", strat, step), func(t *testing.T) {
-				p, hosts, obs := wired(t, 3, tailroute.WithStrategy(strat), tailroute.WithRateControl(false), tailroute.WithProbe(0.01, 500*time.Millisecond))
+				p, hosts, obs := wired(t, 3, tailroute.WithStrategy(strat), tailroute.WithRateControl(false), tailroute.WithProbe(500*time.Millisecond))
 				drive(t, p, hosts, obs, step, time.Second, always) // found failing
 				to2 := drive(t, p, hosts, obs, step, 10*time.Second, always)
 				assert.InDelta(t, 20, len(to2), 2, "10s at one probe per 500ms: %v", to2)
 			})
 		}
 		t.Run(strat.String()+"/off", func(t *testing.T) {
-			p, hosts, obs := wired(t, 3, tailroute.WithStrategy(strat), tailroute.WithRateControl(false), tailroute.WithProbe(0, time.Second))
+			p, hosts, obs := wired(t, 3, tailroute.WithStrategy(strat), tailroute.WithRateControl(false), tailroute.WithProbe(time.Hour))
 			drive(t, p, hosts, obs, time.Millisecond, time.Second, always)
 			to2 := drive(t, p, hosts, obs, time.Millisecond, 5*time.Second, always)
 			assert.Empty(t, to2, "probes off")

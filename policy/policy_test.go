@@ -31,8 +31,8 @@ func TestOptionsValidated(t *testing.T) {
 		{tailroute.WithStall(4, 0), "StallMin = 0s, allowed 1ms..1m"},
 		{tailroute.WithMaxBackpressureWait(2 * time.Second), "MaxBackpressureWait = 2s, allowed 0..1s"},
 		{tailroute.WithJitter(0.9), "Jitter = 0.9, allowed 0..0.5"},
-		{tailroute.WithProbe(1.5, time.Second), "ProbeProbability = 1.5, allowed 0..1"},
-		{tailroute.WithProbe(0.1, 0), "ProbeAfter = 0s, allowed 1ms..1h"},
+		{tailroute.WithProbe(0), "ProbeAfter = 0s, allowed 1ms..1h"},
+		{tailroute.WithProbe(2 * time.Hour), "ProbeAfter = 2h0m0s, allowed 1ms..1h"},
 		{tailroute.WithMaxCandidates(17), "MaxCandidates = 17, allowed 1..16"},
 		{tailroute.WithServerWorkers(0), "WithServerWorkers: ServerWorkers = 0, allowed 1..65536"},
 		{tailroute.WithTailTerm(-1), "WithTailTerm: TailTerm = -1, allowed 0..100"},
@@ -77,7 +77,7 @@ func TestOptionsValidated(t *testing.T) {
 // elsewhere) still occupy the host, CQL having no cancel; C3 counts them
 // with the outstanding ones until the host answers a later request.
 func TestC3CountsOrphanedAttempts(t *testing.T) {
-	p, hosts, clk := testPolicy(t, 2, tailroute.WithRateControl(false), tailroute.WithProbe(0, time.Second))
+	p, hosts, clk := testPolicy(t, 2, tailroute.WithRateControl(false), tailroute.WithProbe(time.Hour))
 	cfg := gocql.NewCluster("127.0.0.1")
 	require.NoError(t, Wire(cfg, p))
 	tr := p.r.Tracker()
@@ -107,7 +107,7 @@ func TestC3CountsOrphanedAttempts(t *testing.T) {
 }
 
 func TestBusyHostPutLast(t *testing.T) {
-	p, _, clk := testPolicy(t, 3, tailroute.WithRateControl(false), tailroute.WithProbe(0, time.Second), tailroute.WithBusy(10, 200*time.Millisecond))
+	p, _, clk := testPolicy(t, 3, tailroute.WithRateControl(false), tailroute.WithProbe(time.Hour), tailroute.WithBusy(10, 200*time.Millisecond))
 	require.NoError(t, Wire(gocql.NewCluster("127.0.0.1"), p)) // Marks below do not measure
 	tr := p.r.Tracker()
 	h0, h1, h2 := tr.Host("h0"), tr.Host("h1"), tr.Host("h2")
@@ -161,7 +161,7 @@ func TestBusyHostPutLast(t *testing.T) {
 // rate never adapts: no responses come back to run Algorithm 2).
 func TestStalledHostNotPromotedByRateLimit(t *testing.T) {
 	p, _, clk := testPolicy(t, 3, tailroute.WithRate(tracker.RateConfig{InitialRate: 1, MinRate: 1}),
-		tailroute.WithMaxBackpressureWait(0), tailroute.WithProbe(0, time.Second), tailroute.WithJitter(0))
+		tailroute.WithMaxBackpressureWait(0), tailroute.WithProbe(time.Hour), tailroute.WithJitter(0))
 	require.NoError(t, Wire(gocql.NewCluster("127.0.0.1"), p)) // Marks below do not measure
 	clk.Set(20 * time.Second)                                  // aligned to a 20ms window
 	tr := p.r.Tracker()

@@ -65,41 +65,6 @@ func TestLoadEstimatorLittlesLawAndRestart(t *testing.T) {
 	assert.Zero(t, svc, "the completions left the window: none, not the old estimate")
 }
 
-// The client's own answers contradict an estimate they are far below: a
-// host avoided since a slow spell keeps an estimate from it while the
-// client's fast answers say it has left it.
-func TestLoadEstimatorOwnAnswersContradict(t *testing.T) {
-	ms := time.Millisecond
-	var le route.LoadEstimator
-	var svc time.Duration
-	add := func(i int, active float64, completed int64, answers uint64, answerTime time.Duration) {
-		_, svc = le.Add(route.ThreadPoolSample{At: time.Second + time.Duration(i)*100*ms, Active: active, Completed: completed,
-			Answers: answers, AnswerTime: answerTime})
-	}
-	add(0, 4, 0, 0, 0)
-	for i := 1; i <= 4; i++ { // 4 busy workers, 10 completions per 100ms
-		add(i, 4, int64(i)*10, 0, 0)
-	}
-	require.Equal(t, 40*ms, svc)
-	add(5, 0, 40, 0, 0) // the workers fall idle
-	slow := svc
-	require.Greater(t, slow, 40*ms)
-	add(6, 0, 41, 1, 5*ms) // one answer of 5ms, no worker seen busy
-	assert.Zero(t, svc, "5ms is under a quarter of %v: no estimate", slow)
-	add(7, 0, 41, 1, 5*ms)
-	assert.Zero(t, svc, "nothing newer: still contradicted")
-	add(8, 2, 41, 1, 5*ms)
-	assert.NotZero(t, svc, "a busy worker seen since the answer: the estimate stands")
-
-	le = route.LoadEstimator{}
-	add(0, 4, 0, 0, 0)
-	for i := 1; i <= 5; i++ {
-		add(i, 4, int64(i)*10, 0, 0)
-	}
-	add(6, 0, 51, 2, 25*ms) // two answers of 12.5ms: over a quarter of 40ms
-	assert.NotZero(t, svc, "answers over a quarter of the estimate do not contradict it")
-}
-
 // A poll query goes to the polled host only and is not user traffic: no
 // measurement, no os_s, other observers can tell it apart. The poll is the
 // poller's own (its schedule follows the test's clock), checked from inside

@@ -195,7 +195,7 @@ func hosts(c []Candidate) []int32 {
 	return out
 }
 
-func TestPromoteInRateAndStale(t *testing.T) {
+func TestPromoteInRate(t *testing.T) {
 	c := cands(1, 2, 3, 4)
 	c[0].InRate, c[1].InRate = false, false
 	assert.True(t, PromoteInRate(c, 4))
@@ -206,9 +206,6 @@ func TestPromoteInRateAndStale(t *testing.T) {
 	}
 	c[2].InRate = true
 	assert.False(t, PromoteInRate(c, 2), "only the eligible prefix counts")
-	c[1].Stale = true
-	assert.True(t, PromoteStale(c, 3))
-	assert.EqualValues(t, 1, c[0].Host)
 }
 
 func TestHerdSpreadIdenticalScores(t *testing.T) {

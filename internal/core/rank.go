@@ -54,7 +54,6 @@ type Candidate struct {
 	InFlight int64   // os_s (P2C compares these)
 	Busy     bool    // DataStax busy-node condition
 	InRate   bool    // within its sending rate (Algorithm 1)
-	Stale    bool    // no response for a while: worth probing
 	Demoted  bool    // materially less healthy than the best (DemoteUnhealthy): ordered last
 	tie      uint32
 }
@@ -165,18 +164,6 @@ func promote(c []Candidate, i int) {
 func PromoteInRate(c []Candidate, eligible int) bool {
 	for i := 0; i < eligible && i < len(c); i++ {
 		if c[i].InRate {
-			promote(c, i)
-			return true
-		}
-	}
-	return false
-}
-
-// PromoteStale moves the first stale candidate among the first `eligible` to
-// the front and reports whether one was found.
-func PromoteStale(c []Candidate, eligible int) bool {
-	for i := 0; i < eligible && i < len(c); i++ {
-		if c[i].Stale {
 			promote(c, i)
 			return true
 		}

@@ -53,12 +53,10 @@ func (st *queryState[H, S]) rank() {
 			c[k].InFlight = h.Outstanding(now)
 			c[k].Busy = h.Busy(now, int64(p.cfg.BusyInFlight), p.cfg.BusyNoResponse)
 			c[k].Success = float32(h.SuccessRate(now))
-			c[k].Stale = c[k].InFlight == 0 && h.SinceResponse(now) >= p.cfg.ProbeAfter
 		}
-		probe := st.demote(c, now)
+		st.demote(c)
 		core.OrderP2C(c, &st.rnd)
-		if probe >= 0 && core.PromoteHost(c, probe) ||
-			p.cfg.ProbeP > 0 && st.rnd.Float() < p.cfg.ProbeP && core.PromoteStale(c, len(c)) {
+		if st.probe(c, now) {
 			p.probes.Add(1)
 		}
 	default:
@@ -68,7 +66,7 @@ func (st *queryState[H, S]) rank() {
 
 // rankC3 implements Algorithm 1 with the C3 score: materially less healthy
 // replicas last (core.DemoteUnhealthy), sort by score (busy hosts last while
-// a majority is healthy), occasionally probe a stale replica, then
+// a majority is healthy), probe a demoted replica when one is due, then
 // send to the first replica within its rate; if none is, wait for the next
 // rate window (bounded by MaxBackpressureWait) and then send to the best
 // within rate, or to the best replica anyway.
@@ -91,13 +89,12 @@ func (st *queryState[H, S]) rankC3(c []core.Candidate) {
 		}
 		c[k].InFlight = v.Outstanding()
 		c[k].Busy = v.Busy(busyN, cfg.BusyNoResponse)
-		c[k].Stale = v.InFlight == 0 && v.SinceResponse >= cfg.ProbeAfter
 		c[k].Success = float32(v.SuccessRate)
 		if limited {
 			c[k].InRate = !p.stalled(v) && h.WithinRate(now)
 		}
 	}
-	probe := st.demote(c, now)
+	st.demote(c)
 	eligible := core.OrderByScore(c, &st.rnd, cfg.Jitter)
 	if p.polled && p.on(track.RuleKnownSlow) {
 		st.knownSlowBehind(c, eligible, known[:len(c)], now)
@@ -105,9 +102,7 @@ func (st *queryState[H, S]) rankC3(c []core.Candidate) {
 	if zone {
 		st.keepInZone(c, eligible, known[:len(c)], now)
 	}
-	if probe >= 0 && core.PromoteHost(c, probe) ||
-		cfg.ProbeP > 0 && st.rnd.Float() < cfg.ProbeP && core.PromoteStale(c, len(c)) {
-		p.probes.Add(1)
+	if st.probe(c, now) {
 		return
 	}
 	if !limited || core.PromoteInRate(c, eligible) {
@@ -134,32 +129,30 @@ func (st *queryState[H, S]) rankC3(c []core.Candidate) {
 }
 
 // demote applies the health rule (core.DemoteUnhealthy) to the filled
-// candidates and picks the demoted replica to probe, if one is due: a
-// demoted replica gets no traffic otherwise and its recovery would go
-// unseen. Demoted replicas are probed only by time, never by the per-pick
-// probe probability: one with nothing in flight is probed when its
-// track.Host.ClaimProbe(now, ProbeAfter) succeeds, i.e. at most once per
-// ProbeAfter per host and client (WithProbe; p = 0 turns this off too). It
-// returns the host handle to probe, or -1.
-func (st *queryState[H, S]) demote(c []core.Candidate, now time.Duration) int32 {
-	p := st.r
-	n := core.DemoteUnhealthy(c, &st.rnd, p.cfg.HealthTol)
-	if n == 0 {
-		return -1
+// candidates.
+func (st *queryState[H, S]) demote(c []core.Candidate) {
+	if n := core.DemoteUnhealthy(c, &st.rnd, st.r.cfg.HealthTol); n > 0 {
+		st.r.demoted.Add(uint64(n))
 	}
-	p.demoted.Add(uint64(n))
-	probe := int32(-1)
-	for k := range c {
-		if !c[k].Demoted {
-			continue
-		}
-		c[k].Stale = false
-		if probe < 0 && p.cfg.ProbeP > 0 && c[k].InFlight == 0 &&
-			st.tbl.hosts[c[k].Host].h.ClaimProbe(now, p.cfg.ProbeAfter) {
-			probe = c[k].Host
+}
+
+// probe moves the first demoted candidate that is due a probe (WithProbe)
+// to the front and reports whether it did: a replica ranked last for its
+// health gets no traffic otherwise, and its recovery would go unseen. One
+// with nothing in flight is due when its track.Host.ClaimProbe(now,
+// ProbeAfter) succeeds, i.e. when nothing was sent to it for ProbeAfter,
+// at most once per ProbeAfter per host and client. A replica avoided for
+// its latency is not probed: its estimates fade instead (ForgetAfter).
+func (st *queryState[H, S]) probe(c []core.Candidate, now time.Duration) bool {
+	for k := 1; k < len(c); k++ {
+		if c[k].Demoted && c[k].InFlight == 0 && st.tbl.hosts[c[k].Host].h.ClaimProbe(now, st.r.cfg.ProbeAfter) {
+			promote := c[k].Host
+			core.PromoteHost(c, promote)
+			st.r.probes.Add(1)
+			return true
 		}
 	}
-	return probe
+	return false
 }
 
 // score is the C3 score Psi_s of a host's view (core.C3Score), with W_s
@@ -219,16 +212,16 @@ func drainSilence(w float64) float64 { return min(1, max(0.5, w/2)) }
 
 // knownService is what the known-slow rule reads of a candidate: its
 // polled 1/mu_s (0: none), its service time as the faster replica (the
-// polled 1/mu_s, else R_s; 0: neither), its measured R_s and its expected
-// response time (expectedResponse).
+// polled 1/mu_s, else R_s; 0: neither), its R_s and its expected response
+// time (expectedResponse).
 type knownService struct {
-	host                   int32
-	polled, fast, measured float64
-	expect                 float64
+	host               int32
+	polled, fast, resp float64
+	expect             float64
 }
 
 func knownOf(host int32, v track.View, expect float64) knownService {
-	k := knownService{host: host, polled: v.ServerServiceTime, fast: v.ServerServiceTime, measured: v.MeasuredResponseTime, expect: expect}
+	k := knownService{host: host, polled: v.ServerServiceTime, fast: v.ServerServiceTime, resp: v.ResponseTime, expect: expect}
 	if k.fast <= 0 && v.HasSamples {
 		k.fast = v.ResponseTime
 	}
@@ -309,15 +302,16 @@ func fastestOther(c []core.Candidate, eligible, skip int, known []knownService) 
 
 // slowService is the service time the known-slow rule credits a replica
 // with when it is compared with one serving in fastest: its polled 1/mu_s
-// or, if higher, its R_s as the client measured it (before the idle
-// forgetting) when that is at least slowServiceRatio x fastest, but at
-// most slowMedianRatio x the median of the client's latencies there (from
-// slowMedianMin samples on; without them the polled 1/mu_s alone).
+// or, if higher, its R_s (which fades while the replica is avoided,
+// tracker.Config.ForgetAfter) when that is at least slowServiceRatio x
+// fastest, but at most slowMedianRatio x the median of the client's
+// latencies there (from slowMedianMin samples on; without them the polled
+// 1/mu_s alone).
 func slowService(k knownService, h *track.Host, fastest float64, now time.Duration) float64 {
 	svc := k.polled
-	if k.measured > svc && k.measured >= slowServiceRatio*fastest {
+	if k.resp > svc && k.resp >= slowServiceRatio*fastest {
 		if med, n := h.LatencyMedian(now); n >= slowMedianMin {
-			svc = max(svc, min(k.measured, slowMedianRatio*float64(med)))
+			svc = max(svc, min(k.resp, slowMedianRatio*float64(med)))
 		}
 	}
 	return svc

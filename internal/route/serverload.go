@@ -94,11 +94,10 @@ type ThreadPoolSample struct {
 	// when the host has no ReadStage row); 0 when unknown (null, zero,
 	// negative or above tracker.MaxServerWorkers).
 	Workers int64
-	// Answers and AnswerTime are the client's own successful answers from
-	// the host up to the sample and the sum of their latencies
-	// (cumulative: track.Host.Answers). The poller fills them in.
-	Answers    uint64
-	AnswerTime time.Duration
+	// Answers are the client's own successful answers from the host up to
+	// the sample (cumulative: track.Host.Answers). The poller fills them
+	// in.
+	Answers uint64
 }
 
 // ScanThreadPools reads the rows of ThreadPoolsQuery with scan (the
@@ -161,21 +160,17 @@ func (s *ThreadPoolSample) AddStage(name string, active, limit, pending int, com
 // LoadEstimator turns successive samples of one host into q_s and 1/mu_s
 // (package tailroute, "Server load", states how). Pairs with no busy
 // worker seen count as zero busy time, so a lightly loaded host is not
-// estimated only from the instants it happened to be busy; the client's
-// own answers in each pair can contradict an estimate (contradicted).
+// estimated only from the instants it happened to be busy.
 type LoadEstimator struct {
 	prev    ThreadPoolSample
 	hasPrev bool
 	busy    [estimatorWindow]float64 // busy-worker time of each pair, ns
 	done    [estimatorWindow]int64   // tasks completed in each pair
 	ans     [estimatorWindow]uint64  // the client's own answers in each pair
-	ansTime [estimatorWindow]float64 // the sum of their latencies, ns
 	n       int                      // pairs recorded (ring index = n % estimatorWindow)
 	last    time.Duration            // the latest estimate; its oldest pair is pair lastN
 	lastN   int
 	paired  bool // the latest Add recorded a pair
-
-	keepContradicted bool // track.RuleOwnAnswers off
 }
 
 // The estimator's window: at least estimatorMinCompleted completions and
@@ -201,9 +196,9 @@ func (le *LoadEstimator) Add(s ThreadPoolSample) (queue float64, serviceTime tim
 			k := le.n % estimatorWindow
 			le.busy[k] = (s.Active + le.prev.Active) / 2 * float64(dt)
 			le.done[k] = dc
-			le.ans[k], le.ansTime[k] = 0, 0
-			if s.Answers >= le.prev.Answers && s.AnswerTime >= le.prev.AnswerTime {
-				le.ans[k], le.ansTime[k] = s.Answers-le.prev.Answers, float64(s.AnswerTime-le.prev.AnswerTime)
+			le.ans[k] = 0
+			if s.Answers >= le.prev.Answers {
+				le.ans[k] = s.Answers - le.prev.Answers
 			}
 			le.n++
 			le.paired = true
@@ -221,7 +216,7 @@ func (le *LoadEstimator) Add(s ThreadPoolSample) (queue float64, serviceTime tim
 			break
 		}
 	}
-	if le.last > 0 && le.n-le.lastN <= estimatorWindow && (le.keepContradicted || !le.contradicted()) {
+	if le.last > 0 && le.n-le.lastN <= estimatorWindow {
 		serviceTime = le.last
 	}
 	return queue, serviceTime
@@ -236,27 +231,6 @@ func (le *LoadEstimator) Pair() (done int64, answers uint64, ok bool) {
 	k := (le.n - 1) % estimatorWindow
 	return le.done[k], le.ans[k], true
 }
-
-// contradicted reports whether the client's own newest answers contradict
-// the latest estimate: in the newest of its pairs in which the host
-// answered the client, they average under 1/ownAnswerRatio of it, and no
-// pair since saw a busy worker.
-func (le *LoadEstimator) contradicted() bool {
-	for i := 1; i <= min(le.n-le.lastN, estimatorWindow); i++ {
-		k := (le.n - i) % estimatorWindow
-		if le.ans[k] > 0 {
-			return ownAnswerRatio*le.ansTime[k]/float64(le.ans[k]) < float64(le.last)
-		}
-		if le.busy[k] > 0 {
-			return false
-		}
-	}
-	return false
-}
-
-// ownAnswerRatio: answers that average under 1/ownAnswerRatio of an
-// estimate contradict it (LoadEstimator.contradicted).
-const ownAnswerRatio = 4
 
 // PollDriver is what the poller needs of the adapter.
 type PollDriver[H HostInfo] struct {
@@ -409,7 +383,7 @@ func (sl *serverLoadPoller[H, S]) loop(id string) {
 		sl.mu.Unlock()
 		sl.r.queues.forget(id)
 	}()
-	est := LoadEstimator{keepContradicted: !sl.r.on(track.RuleOwnAnswers)}
+	var est LoadEstimator
 	credit, seen := 1.0, sl.r.requests.Load()
 	warm := WarmPolls // warm-up turns left
 	if !sl.r.on(track.RuleWarmup) {
@@ -510,7 +484,7 @@ func (sl *serverLoadPoller[H, S]) pollOnce(e *hostEntry[H], est *LoadEstimator, 
 	}
 	smp.At = t0 + (t1-t0)/2
 	smp.Own = r.weightAt(t1) * float64(own0+own1) / 2
-	smp.Answers, smp.AnswerTime = e.h.Answers()
+	smp.Answers = e.h.Answers()
 	q, svc := est.Add(smp)
 	e.h.ServerLoad(smp.At, q, svc, interval*3/2)
 	r.queues.add(e.id, smp.At, smp.Pending+smp.Active, r.weight(), queueMaxAgeIntervals*interval)

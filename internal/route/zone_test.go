@@ -33,7 +33,7 @@ func zoneRouter(t *testing.T, logs *[]string, opts ...tailroute.Option) (*Router
 	t.Helper()
 	clk := tracker.NewManualClock(10 * time.Second)
 	base := []tailroute.Option{tailroute.WithClock(clk), tailroute.WithRateControl(false),
-		tailroute.WithProbe(0, time.Second), tailroute.WithServerLoad(false)}
+		tailroute.WithProbe(time.Hour), tailroute.WithServerLoad(false)}
 	r, err := New[*rackHost, any](Hooks{
 		Classify: func(err error) track.Outcome { return track.Success },
 		Logf:     func(f string, a ...any) { *logs = append(*logs, fmt.Sprintf(f, a...)) },
@@ -125,38 +125,26 @@ func TestZoneRuleLeavesSilentAndFailingLocalReplica(t *testing.T) {
 	assert.Zero(t, firsts(r2, 100)["h0"], "failing local replica (demoted): left")
 }
 
-// A local replica the client measured 5x slower is not taken back when its
-// estimates fade while it is avoided: after 3.5 s without an answer its
-// R_s is pulled to within 1.33x the others' (ForgetAfter), inside the
-// bound, but the known-slow rule's evidence (its measured R_s, capped by
-// 1.5x the median of its latencies) still says 5 ms against 1 ms. A local
-// replica measured close to the others is kept after the same silence.
-func TestZoneRuleKeepsKnownSlowLocalReplicaLeft(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		local time.Duration
-		kept  bool
-	}{
-		{"5x slow", 5 * time.Millisecond, false},
-		{"close", 1200 * time.Microsecond, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var logs []string
-			r, clk := zoneRouter(t, &logs, tailroute.WithLocalRack("r1"))
-			observe(r, "h0", 30, tc.local)
-			clk.Advance(3500 * time.Millisecond)
-			observe(r, "h1", 30, time.Millisecond)
-			observe(r, "h2", 30, time.Millisecond)
-			v := r.Tracker().Host("h0").View(r.Tracker().Now())
-			require.Less(t, v.ResponseTime, 1.5*float64(time.Millisecond), "faded into the bound")
-			got := firsts(r, 100)
-			if tc.kept {
-				assert.Equal(t, 100, got["h0"], "%v", got)
-			} else {
-				assert.Zero(t, got["h0"], "%v", got)
-			}
-		})
-	}
+// A local replica the client measured 5x slower is left; once its
+// estimates fade while it is avoided (after 3.5 s without an answer its
+// R_s is pulled to within 1.33x the others', ForgetAfter) it is taken back
+// as a recovered replica would be, and left again at its first slow
+// answer: no probe, the fading alone tries it again.
+func TestZoneRuleRetriesFadedLocalReplica(t *testing.T) {
+	var logs []string
+	r, clk := zoneRouter(t, &logs, tailroute.WithLocalRack("r1"))
+	observe(r, "h0", 30, 5*time.Millisecond)
+	observe(r, "h1", 30, time.Millisecond)
+	observe(r, "h2", 30, time.Millisecond)
+	require.Zero(t, firsts(r, 100)["h0"], "5x slow: left")
+	clk.Advance(3500 * time.Millisecond)
+	observe(r, "h1", 30, time.Millisecond)
+	observe(r, "h2", 30, time.Millisecond)
+	v := r.Tracker().Host("h0").View(r.Tracker().Now())
+	require.Less(t, v.ResponseTime, 1.5*float64(time.Millisecond), "faded into the bound")
+	assert.Equal(t, 100, firsts(r, 100)["h0"], "faded: taken back")
+	observe(r, "h0", 1, 5*time.Millisecond)
+	assert.Zero(t, firsts(r, 100)["h0"], "slow again: left")
 }
 
 // Attempts sent out of the zone are counted per host and in total;

@@ -29,7 +29,6 @@ type Route struct {
 	RateControl    bool
 	MaxWait        time.Duration
 	Jitter         float64
-	ProbeP         float64
 	ProbeAfter     time.Duration
 	MaxCandidates  int
 	HealthTol      float64

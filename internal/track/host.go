@@ -89,7 +89,6 @@ type Host struct {
 	totalLatencyNs atomic.Uint64 // sum of their latencies
 	totalErrors    atomic.Uint64 // Observe with Failure or Lost
 	totalCancelled atomic.Uint64 // Observe with Cancelled
-	successLatNs   atomic.Uint64 // sum of the latencies of Observe with Success
 	outOfZone      atomic.Uint64 // CountOutOfZone
 }
 
@@ -133,11 +132,8 @@ func (h *Host) End(a Attempt) bool {
 func (h *Host) InFlight() int64 { return int64(uint32(h.osGen.Load())) }
 
 // Answers returns the host's successful answers to this client since it
-// was added and the sum of their latencies (cumulative, never reset).
-func (h *Host) Answers() (n uint64, latency time.Duration) {
-	lat := h.successLatNs.Load()
-	return h.totalMeasured.Load() - h.totalErrors.Load(), time.Duration(lat)
-}
+// was added (cumulative, never reset).
+func (h *Host) Answers() uint64 { return h.totalMeasured.Load() - h.totalErrors.Load() }
 
 // SuccessRate returns View.SuccessRate at now without the rest of the View.
 func (h *Host) SuccessRate(now time.Duration) float64 {
@@ -164,8 +160,6 @@ func (h *Host) Observe(now, latency time.Duration, o Outcome) {
 	h.totalLatencyNs.Add(uint64(latency))
 	if o != Success {
 		h.totalErrors.Add(1)
-	} else {
-		h.successLatNs.Add(uint64(latency))
 	}
 	response := o == Success || o == Failure
 	if response && h.orphaned.Load() != 0 && int64(now-latency) >= h.orphanedSent.Load() {

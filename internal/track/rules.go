@@ -20,9 +20,6 @@ const (
 	RulePolledWorkers
 	// RuleKnownSlow: the known-slow rule ("Known-slow replicas").
 	RuleKnownSlow
-	// RuleOwnAnswers: the client's own answers void a polled 1/mu_s they
-	// contradict ("Server load").
-	RuleOwnAnswers
 	// RuleWarmup: a host's first polls every minInterval ("Server load",
 	// Warm-up).
 	RuleWarmup
@@ -43,7 +40,7 @@ const (
 // RuleNames are the rules' names, by bit position, as the ablation prints
 // them.
 var RuleNames = [RuleCount]string{"queue-weight", "drain-silence", "polled-workers", "known-slow",
-	"own-answers", "warmup", "idle-queue", "full-rate", "measured-weight"}
+	"warmup", "idle-queue", "full-rate", "measured-weight"}
 
 // On reports whether rule r is on (not in the set turned off).
 func (off Rule) On(r Rule) bool { return off&r == 0 }

@@ -24,7 +24,5 @@ func TestTotalsSurviveReset(t *testing.T) {
 	assert.EqualValues(t, 4, s.TotalMeasured, "cancelled attempts have no latency")
 	assert.Equal(t, 9*time.Millisecond, s.TotalLatency)
 	assert.EqualValues(t, 2, s.TotalErrors, "failure and lost")
-	n, lat := h.Answers()
-	assert.EqualValues(t, 2, n, "successes only, across the reset")
-	assert.Equal(t, 2*time.Millisecond, lat, "their latencies (the second one clamped to 0)")
+	assert.EqualValues(t, 2, h.Answers(), "successes only, across the reset")
 }

@@ -39,10 +39,6 @@ type View struct {
 	// Workers is W_s, the requests the server serves at once, as polled
 	// (Host.ServerWorkers); 0 when unknown.
 	Workers float64
-	// MeasuredResponseTime is R_s as the client measured it: the EWMA of
-	// the host's own samples, before the idle forgetting (Config.ForgetAfter)
-	// and the polled service-time floor; 0 without samples.
-	MeasuredResponseTime float64
 }
 
 // View reads the host's ranking inputs at time now.
@@ -51,7 +47,6 @@ func (h *Host) View(now time.Duration) View {
 	v := View{InFlight: h.InFlight(), Orphaned: h.Orphaned(now), Workers: float64(h.load.workers.Load())}
 	if r, ok := h.resp.get(); ok {
 		v.ResponseTime, v.HasSamples = r, true
-		v.MeasuredResponseTime = r
 	} else {
 		v.ResponseTime = t.priorResponseTime()
 	}

@@ -92,11 +92,12 @@ type Overload struct {
 }
 
 // Failing is a server that answers Rate of its requests with an error at
-// once, without serving them (Cassandra's Overloaded), from At.
+// once, without serving them (Cassandra's Overloaded), from At until Until
+// (0: to the end).
 type Failing struct {
-	Server int
-	Rate   float64
-	At     time.Duration
+	Server    int
+	Rate      float64
+	At, Until time.Duration
 }
 
 // Down is a server that goes down at At: its connections close (what it
@@ -219,6 +220,8 @@ func (c Config) Validate() error {
 			return badServer("Failing", i, f.Server)
 		case !(f.Rate >= 0 && f.Rate <= 1):
 			return bad(fmt.Sprintf("Failing[%d].Rate", i), f.Rate, "[0, 1]")
+		case f.At < 0 || f.Until != 0 && f.Until <= f.At:
+			return bad(fmt.Sprintf("Failing[%d].Until", i), f.Until, fmt.Sprintf("0 (never) or after At (%v), with At >= 0", f.At))
 		}
 	}
 	for i, d := range c.Down {

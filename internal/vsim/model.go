@@ -242,7 +242,7 @@ func (m *model) atServer(r *request) {
 		return
 	}
 	for _, f := range m.cfg.Failing {
-		if int32(f.Server) == r.server && now >= f.At && m.fail.Float64() < f.Rate {
+		if int32(f.Server) == r.server && now >= f.At && (f.Until == 0 || now < f.Until) && m.fail.Float64() < f.Rate {
 			m.answer(r, errFailed)
 			return
 		}

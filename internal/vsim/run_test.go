@@ -106,6 +106,10 @@ func TestFaults(t *testing.T) {
 	require.NoError(t, err)
 	assert.InDelta(t, res.Served[2], int64(res.Errors), 0)
 	assert.Greater(t, res.Errors, 100)
+	cfg.Failing[0].Until = res.Duration / 2 // fails the first half only
+	half, err := Run(cfg)
+	require.NoError(t, err)
+	assert.InDelta(t, res.Errors/2, half.Errors, float64(res.Errors)/5)
 
 	cfg = small("rr")
 	cfg.Slow = nil
@@ -130,6 +134,7 @@ func TestValidate(t *testing.T) {
 		{Config{Strategy: "nope"}, `Config.Strategy = "nope", allowed one of`},
 		{Config{Slow: []Slow{{Server: 99, Factor: 2}}}, "Config.Slow[0].Server = 99, allowed 0..49"},
 		{Config{PauseEvery: time.Second, PauseFor: 2 * time.Second}, "Config.PauseFor = 2s"},
+		{Config{Failing: []Failing{{Server: 1, Rate: 1, At: time.Second, Until: time.Second}}}, "Config.Failing[0].Until = 1s, allowed 0 (never) or after At (1s)"},
 	} {
 		_, err := Run(c.cfg)
 		require.Error(t, err)
