@@ -16,8 +16,7 @@ import (
 // is one these cells cannot reach (named here, with why).
 func TestEveryAblationChangesTheRun(t *testing.T) {
 	unreached := map[string]string{
-		"-busy":         "needs 10 requests owed for 200 ms on one host by one client",
-		"-backpressure": "needs every replica over its CUBIC rate",
+		"-busy": "needs 10 requests owed for 200 ms on one host by one client",
 	}
 	cells := []Config{small("tailroute"), small("tailroute"), small("tailroute")}
 	cells[0].PauseEvery, cells[0].PauseFor = 500*time.Millisecond, 60*time.Millisecond
