@@ -20,7 +20,6 @@ const (
 	DefaultBusyNoResponse    = 200 * time.Millisecond
 	DefaultStallFactor       = 4.0
 	DefaultStallMin          = 10 * time.Millisecond
-	DefaultJitter            = 0.05
 	DefaultProbeAfter        = time.Second
 	DefaultMaxCandidates     = 8
 	DefaultHealthTolerance   = 0.05
@@ -83,7 +82,6 @@ func defaults() settings.Set {
 			StallFactor:    DefaultStallFactor,
 			StallMin:       DefaultStallMin,
 			RateControl:    DefaultRateControl,
-			Jitter:         DefaultJitter,
 			ProbeAfter:     DefaultProbeAfter,
 			MaxCandidates:  DefaultMaxCandidates,
 			HealthTol:      DefaultHealthTolerance,

@@ -80,8 +80,7 @@
 // system_views, or no fresh sample) 1/mu_s is R_s (the whole response time is
 // taken as service time) and q_s is 0, so Psi_s = R_s*(qeff_s^3 + k). A host
 // without samples is scored with the cluster-wide R EWMA. Every score is
-// multiplied by 1 + jitter*u, u uniform in [-1,1), before sorting
-// (WithJitter); exact ties are broken at random.
+// ranked in order; exact ties are broken at random.
 //
 // W_s workers. The paper models each server as one queue: a request waits
 // one service time for each of the qhat_s - 1 requests ahead of it. A

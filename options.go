@@ -162,19 +162,6 @@ func WithRate(rc tracker.RateConfig) Option {
 	return route("WithRate", func(s *settings.Set) { s.Route.Tracker.Rate = rc })
 }
 
-// WithJitter sets the herd-protection jitter of C3: every score is multiplied
-// by 1 + jitter*u, u uniform in [-1,1), before sorting (exact ties are always
-// broken at random). Default 0.05. Allowed 0..0.5.
-func WithJitter(f float64) Option {
-	return route("WithJitter", func(s *settings.Set) {
-		if !(f >= 0 && f <= 0.5) {
-			s.Fail(settings.Routing, "WithJitter: Jitter = %v, allowed 0..0.5", f)
-			return
-		}
-		s.Route.Jitter = f
-	})
-}
-
 // WithProbe sets recovery probing (C3 and P2C): a replica ranked last for
 // its health (WithHealthTolerance) gets no traffic otherwise, so when it
 // has nothing outstanding and neither a probe nor any other attempt went

@@ -28,7 +28,6 @@ var docDefaults = map[string][]any{
 	"WithBusy":              {DefaultBusyInFlight, DefaultBusyNoResponse},
 	"WithStall":             {DefaultStallFactor, DefaultStallMin},
 	"WithRateControl":       {DefaultRateControl},
-	"WithJitter":            {DefaultJitter},
 	"WithProbe":             {DefaultProbeAfter},
 	"WithMaxCandidates":     {DefaultMaxCandidates},
 	"WithHealthTolerance":   {DefaultHealthTolerance},
@@ -124,7 +123,6 @@ func TestDocDefaults(t *testing.T) {
 		"DefaultBusyInFlight": DefaultBusyInFlight, "DefaultBusyNoResponse": DefaultBusyNoResponse,
 		"DefaultStallFactor": DefaultStallFactor, "DefaultStallMin": DefaultStallMin,
 		"DefaultRateControl": DefaultRateControl,
-		"DefaultJitter":      DefaultJitter,
 		"DefaultProbeAfter":  DefaultProbeAfter, "DefaultMaxCandidates": DefaultMaxCandidates,
 		"DefaultHealthTolerance": DefaultHealthTolerance, "DefaultQuantile": DefaultQuantile,
 		"DefaultMinDelay": DefaultMinDelay, "DefaultMaxDelay": DefaultMaxDelay,
@@ -159,7 +157,6 @@ func TestDefaultsAreTheConstants(t *testing.T) {
 	assert.Equal(t, DefaultStallFactor, r.StallFactor)
 	assert.Equal(t, DefaultStallMin, r.StallMin)
 	assert.Equal(t, DefaultRateControl, r.RateControl)
-	assert.Equal(t, DefaultJitter, r.Jitter)
 	assert.Equal(t, DefaultProbeAfter, r.ProbeAfter)
 	assert.Equal(t, DefaultMaxCandidates, r.MaxCandidates)
 	assert.Equal(t, DefaultHealthTolerance, r.HealthTol)

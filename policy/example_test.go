@@ -88,8 +88,8 @@ func ExampleWire() {
 // ExampleNew shows option validation: a bad option is an error naming the
 // option, the value and the allowed range.
 func ExampleNew() {
-	_, err := policy.New(tailroute.WithStrategy(tailroute.P2C), tailroute.WithJitter(2))
+	_, err := policy.New(tailroute.WithStrategy(tailroute.P2C), tailroute.WithTailTerm(200))
 	fmt.Println(err)
 	// Output:
-	// policy: WithJitter: Jitter = 2, allowed 0..0.5
+	// policy: WithTailTerm: TailTerm = 200, allowed 0..100
 }

@@ -29,7 +29,6 @@ func TestOptionsValidated(t *testing.T) {
 		{tailroute.WithBusy(10, time.Microsecond), "BusyNoResponse = 1µs, allowed 1ms..1m"},
 		{tailroute.WithStall(0.5, time.Second), "StallFactor = 0.5, allowed 1..1000"},
 		{tailroute.WithStall(4, 0), "StallMin = 0s, allowed 1ms..1m"},
-		{tailroute.WithJitter(0.9), "Jitter = 0.9, allowed 0..0.5"},
 		{tailroute.WithProbe(0), "ProbeAfter = 0s, allowed 1ms..1h"},
 		{tailroute.WithProbe(2 * time.Hour), "ProbeAfter = 2h0m0s, allowed 1ms..1h"},
 		{tailroute.WithMaxCandidates(17), "MaxCandidates = 17, allowed 1..16"},
@@ -49,9 +48,9 @@ func TestOptionsValidated(t *testing.T) {
 		require.Error(t, err, tc.want)
 		assert.Contains(t, err.Error(), tc.want)
 	}
-	_, err := New(tailroute.WithJitter(-1), tailroute.WithMaxCandidates(0))
+	_, err := New(tailroute.WithTailTerm(-1), tailroute.WithMaxCandidates(0))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "Jitter = -1")
+	assert.Contains(t, err.Error(), "TailTerm = -1")
 	assert.Contains(t, err.Error(), "MaxCandidates = 0", "all invalid options are reported")
 
 	p, err := New()
@@ -160,7 +159,7 @@ func TestBusyHostPutLast(t *testing.T) {
 // rate never adapts: no responses come back to run Algorithm 2).
 func TestStalledHostNotPromotedByRateLimit(t *testing.T) {
 	p, _, clk := testPolicy(t, 3, tailroute.WithRate(tracker.RateConfig{InitialRate: 1, MinRate: 1}),
-		tailroute.WithProbe(time.Hour), tailroute.WithJitter(0))
+		tailroute.WithProbe(time.Hour))
 	require.NoError(t, Wire(gocql.NewCluster("127.0.0.1"), p)) // Marks below do not measure
 	clk.Set(20 * time.Second)                                  // aligned to a 20ms window
 	tr := p.r.Tracker()

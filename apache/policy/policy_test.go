@@ -38,9 +38,9 @@ func TestClassify(t *testing.T) {
 // TestOptionsValidated: options are validated once, by New, with the
 // field and range named.
 func TestOptionsValidated(t *testing.T) {
-	_, err := New(tailroute.WithJitter(2), tailroute.WithMaxCandidates(0))
+	_, err := New(tailroute.WithTailTerm(200), tailroute.WithMaxCandidates(0))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "Jitter = 2, allowed 0..0.5")
+	assert.Contains(t, err.Error(), "TailTerm = 200, allowed 0..100")
 	assert.Contains(t, err.Error(), "MaxCandidates = 0")
 	p, err := New(tailroute.WithStrategy(tailroute.P2C))
 	require.NoError(t, err)

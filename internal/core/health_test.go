@@ -50,13 +50,13 @@ func TestDemotedGoLastInEveryOrdering(t *testing.T) {
 	r := Rand(9)
 	c := cands(1, 5, 3)
 	c[0].Demoted = true
-	assert.Equal(t, 2, OrderByScore(c, &r, 0))
+	assert.Equal(t, 2, OrderByScore(c, &r))
 	assert.Equal(t, []int32{2, 1, 0}, hosts(c))
 
 	c = cands(1, 5, 3, 4)
 	c[0].Demoted = true
 	c[1].Busy = true
-	assert.Equal(t, 2, OrderByScore(c, &r, 0), "busy rule among the healthy: 2 of 3 not busy")
+	assert.Equal(t, 2, OrderByScore(c, &r), "busy rule among the healthy: 2 of 3 not busy")
 	assert.Equal(t, []int32{2, 3, 1, 0}, hosts(c))
 
 	for i := 0; i < 1000; i++ {

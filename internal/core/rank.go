@@ -127,18 +127,12 @@ func sortByScore(c []Candidate) {
 
 // OrderByScore orders candidates for C3: demoted hosts (DemoteUnhealthy)
 // last, before them busy hosts last while a majority of the others is
-// healthy, each group by ascending score. Every score is first multiplied by
-// 1 + jitter*u with u uniform in [-1,1), and exact ties are broken by a random
-// key, so identical hosts get a spread of first picks (herd protection). It
-// returns the number of candidates eligible as first choice.
-func OrderByScore(c []Candidate, r *Rand, jitter float64) int {
+// healthy, each group by ascending score. Exact ties are broken by a random
+// key, so identical hosts get a spread of first picks. It returns the
+// number of candidates eligible as first choice.
+func OrderByScore(c []Candidate, r *Rand) int {
 	for i := range c {
-		x := r.Next()
-		c[i].tie = uint32(x)
-		if jitter > 0 {
-			u := float64(x>>43)/(1<<20)*2 - 1
-			c[i].Score *= 1 + jitter*u
-		}
+		c[i].tie = uint32(r.Next())
 	}
 	kept := demotedLast(c)
 	eligible := busyLast(c[:kept])

@@ -94,7 +94,7 @@ func (st *queryState[H, S]) rankC3(c []core.Candidate) {
 		}
 	}
 	st.demote(c)
-	eligible := core.OrderByScore(c, &st.rnd, cfg.Jitter)
+	eligible := core.OrderByScore(c, &st.rnd)
 	if p.polled && p.on(track.RuleKnownSlow) {
 		st.knownSlowBehind(c, eligible, known[:len(c)], now)
 	}

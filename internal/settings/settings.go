@@ -27,7 +27,6 @@ type Route struct {
 	StallFactor    float64
 	StallMin       time.Duration
 	RateControl    bool
-	Jitter         float64
 	ProbeAfter     time.Duration
 	MaxCandidates  int
 	HealthTol      float64

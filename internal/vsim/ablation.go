@@ -22,7 +22,6 @@ type ablation struct {
 func ablations() []ablation {
 	out := []ablation{
 		{"tail-term", "k = 0, the paper's score (WithTailTerm(0))", []tailroute.Option{tailroute.WithTailTerm(0)}},
-		{"jitter", "no score jitter (WithJitter(0))", []tailroute.Option{tailroute.WithJitter(0)}},
 		{"rate-control", "no CUBIC rate control (WithRateControl(false))", []tailroute.Option{tailroute.WithRateControl(false)}},
 		{"busy", "no busy-node rule (WithBusy(1e6, 1m))", []tailroute.Option{tailroute.WithBusy(1e6, time.Minute)}},
 		{"probe", "no recovery probes of a failing host (WithProbe(1h))", []tailroute.Option{tailroute.WithProbe(time.Hour)}},
