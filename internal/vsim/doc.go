@@ -12,10 +12,14 @@
 // tailroute.WithClock with a tracker.TimerClock) are what make that so:
 // the engine's randomness is seeded per client; its background work (the
 // poller's supervisor and per-host loops) runs as processes of the
-// scheduler; its timers are events. A process
-// runs only while it holds the scheduler's baton (see sched.go), so the
+// scheduler; its timers are events. A process runs only while it holds
+// the scheduler's baton (see sched.go), so the
 // engine sees one goroutine at a time and its hot path is the product's
 // own, unchanged.
+//
+// The ablation strategies "-<rule>" run the engine with one rule removed,
+// through its option or, for a rule without one, route.WithoutRules (a
+// track.Rule); cmd/vsim's preset ablation runs them all.
 //
 // # Model
 //
@@ -30,7 +34,7 @@
 //   - Pauses (stop the world, staggered over the period): services in
 //     progress end a pause later, none starts, a poll waits for the end.
 //   - Failing: a share of a server's requests answered at once with an
-//     error (Cassandra's Overloaded), without service. Down: a server's
+//     error (Cassandra's Overloaded), without service, for a time. Down: a server's
 //     queued and running requests are lost (errors at their clients), the
 //     clients are told at once (the driver's host-down event) and the
 //     server gets nothing until it is up.
