@@ -11,19 +11,20 @@ import (
 // Every option's doc names its default; TestDocDefaults checks the docs
 // against these constants.
 const (
-	DefaultStrategy          = C3
-	DefaultRateControl       = true
-	DefaultConcurrencyWeight = 0.0 // w: measured from the polls (1 without them)
-	DefaultServerWorkers     = 1   // W_s: the paper's single-queue server
-	DefaultTailTerm          = 2.0 // k: a request's own service counted at 3/mu_s, the p95 of an exponential service time
-	DefaultBusyInFlight      = 10
-	DefaultBusyNoResponse    = 200 * time.Millisecond
-	DefaultStallFactor       = 4.0
-	DefaultStallMin          = 10 * time.Millisecond
-	DefaultProbeAfter        = time.Second
-	DefaultMaxCandidates     = 8
-	DefaultHealthTolerance   = 0.05
-	DefaultServerLoad        = true // C3 polls system_views.thread_pools
+	DefaultStrategy            = C3
+	DefaultRateControl         = true
+	DefaultConcurrencyWeight   = 0.0 // w: measured from the polls (1 without them)
+	DefaultServerWorkers       = 1   // W_s: the paper's single-queue server
+	DefaultTailTerm            = 2.0 // k: a request's own service counted at 3/mu_s, the p95 of an exponential service time
+	DefaultBusyInFlight        = 10
+	DefaultBusyNoResponse      = 200 * time.Millisecond
+	DefaultStallFactor         = 4.0
+	DefaultStallMin            = 10 * time.Millisecond
+	DefaultMaxBackpressureWait = time.Millisecond
+	DefaultProbeAfter          = time.Second
+	DefaultMaxCandidates       = 8
+	DefaultHealthTolerance     = 0.05
+	DefaultServerLoad          = true // C3 polls system_views.thread_pools
 	// DefaultZoneBound is WithZoneBound's: the in-zone replica goes first
 	// while its expected response is at most 1.5 times the best replica's.
 	DefaultZoneBound = 1.5
@@ -82,6 +83,7 @@ func defaults() settings.Set {
 			StallFactor:    DefaultStallFactor,
 			StallMin:       DefaultStallMin,
 			RateControl:    DefaultRateControl,
+			MaxWait:        DefaultMaxBackpressureWait,
 			ProbeAfter:     DefaultProbeAfter,
 			MaxCandidates:  DefaultMaxCandidates,
 			HealthTol:      DefaultHealthTolerance,

@@ -255,10 +255,10 @@
 //
 // C3's Algorithm 1 with CUBIC per-host rate control (Algorithm 2,
 // tracker.RateConfig): the first ranked replica within its sending rate
-// gets the request; when every eligible replica is over its rate it goes
-// to the best replica anyway (never held back: the paper's backlog waited
-// for a rate window, a wait no measured cell gained from). Two departures
-// from the paper: a stalled host (one that owes
+// gets the request; when every eligible replica is over its rate the
+// request waits for the next rate window, at most MaxBackpressureWait, and
+// is then sent to the best replica anyway (WithMaxBackpressureWait; never
+// dropped). Two departures from the paper: a stalled host (one that owes
 // responses and has been silent for max(StallMin, StallFactor*R_s),
 // WithStall) is never "within rate", since its rate only adapts when
 // responses return; and the multiplicative decrease of Algorithm 2 applies

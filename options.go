@@ -150,8 +150,8 @@ func WithStall(factor float64, min time.Duration) Option {
 	})
 }
 
-// WithRateControl enables or disables C3's per-host CUBIC rate control;
-// default true (it applies to the C3 strategy only).
+// WithRateControl enables or disables C3's per-host CUBIC rate control and
+// backpressure; default true (it applies to the C3 strategy only).
 func WithRateControl(enabled bool) Option {
 	return route("WithRateControl", func(s *settings.Set) { s.Route.RateControl = enabled })
 }
@@ -160,6 +160,20 @@ func WithRateControl(enabled bool) Option {
 // tracker.RateConfig for the defaults and the allowed ranges).
 func WithRate(rc tracker.RateConfig) Option {
 	return route("WithRate", func(s *settings.Set) { s.Route.Tracker.Rate = rc })
+}
+
+// WithMaxBackpressureWait bounds the backpressure of Algorithm 1: when every
+// eligible replica is over its sending rate the request waits for the next
+// rate window, at most d, and is then sent to the best replica anyway (never
+// dropped, never blocked longer). Default 1ms; 0 never waits. Allowed 0..1s.
+func WithMaxBackpressureWait(d time.Duration) Option {
+	return route("WithMaxBackpressureWait", func(s *settings.Set) {
+		if d < 0 || d > time.Second {
+			s.Fail(settings.Routing, "WithMaxBackpressureWait: MaxBackpressureWait = %v, allowed 0..1s", d)
+			return
+		}
+		s.Route.MaxWait = d
+	})
 }
 
 // WithProbe sets recovery probing (C3 and P2C): a replica ranked last for

@@ -21,26 +21,27 @@ import (
 // docDefaults names, for every option whose doc states a default, the
 // constants that default is, in the order the doc names them.
 var docDefaults = map[string][]any{
-	"WithStrategy":          {DefaultStrategy},
-	"WithConcurrencyWeight": {DefaultConcurrencyWeight},
-	"WithServerWorkers":     {DefaultServerWorkers},
-	"WithTailTerm":          {DefaultTailTerm},
-	"WithBusy":              {DefaultBusyInFlight, DefaultBusyNoResponse},
-	"WithStall":             {DefaultStallFactor, DefaultStallMin},
-	"WithRateControl":       {DefaultRateControl},
-	"WithProbe":             {DefaultProbeAfter},
-	"WithMaxCandidates":     {DefaultMaxCandidates},
-	"WithHealthTolerance":   {DefaultHealthTolerance},
-	"WithServerLoad":        {DefaultServerLoad},
-	"WithPollBudget":        {DefaultPollShare, DefaultPollMinInterval, DefaultPollMaxInterval},
-	"WithQuantile":          {DefaultQuantile},
-	"WithDelayBounds":       {DefaultMinDelay, DefaultMaxDelay},
-	"WithRefreshInterval":   {DefaultRefreshInterval},
-	"WithBudget":            {DefaultBudgetFraction, DefaultBudgetWindow},
-	"WithErrorHoldoff":      {DefaultErrorHoldoff},
-	"WithBurstCap":          {DefaultBurstHorizon, DefaultBurstFactor, DefaultBurstFloor},
-	"WithLoadRule":          {DefaultLoadRule},
-	"WithZoneBound":         {DefaultZoneBound},
+	"WithStrategy":            {DefaultStrategy},
+	"WithConcurrencyWeight":   {DefaultConcurrencyWeight},
+	"WithServerWorkers":       {DefaultServerWorkers},
+	"WithTailTerm":            {DefaultTailTerm},
+	"WithBusy":                {DefaultBusyInFlight, DefaultBusyNoResponse},
+	"WithStall":               {DefaultStallFactor, DefaultStallMin},
+	"WithRateControl":         {DefaultRateControl},
+	"WithMaxBackpressureWait": {DefaultMaxBackpressureWait},
+	"WithProbe":               {DefaultProbeAfter},
+	"WithMaxCandidates":       {DefaultMaxCandidates},
+	"WithHealthTolerance":     {DefaultHealthTolerance},
+	"WithServerLoad":          {DefaultServerLoad},
+	"WithPollBudget":          {DefaultPollShare, DefaultPollMinInterval, DefaultPollMaxInterval},
+	"WithQuantile":            {DefaultQuantile},
+	"WithDelayBounds":         {DefaultMinDelay, DefaultMaxDelay},
+	"WithRefreshInterval":     {DefaultRefreshInterval},
+	"WithBudget":              {DefaultBudgetFraction, DefaultBudgetWindow},
+	"WithErrorHoldoff":        {DefaultErrorHoldoff},
+	"WithBurstCap":            {DefaultBurstHorizon, DefaultBurstFactor, DefaultBurstFloor},
+	"WithLoadRule":            {DefaultLoadRule},
+	"WithZoneBound":           {DefaultZoneBound},
 }
 
 // docValue is a value as an option's doc writes it.
@@ -122,8 +123,8 @@ func TestDocDefaults(t *testing.T) {
 		"DefaultServerWorkers": DefaultServerWorkers, "DefaultTailTerm": DefaultTailTerm,
 		"DefaultBusyInFlight": DefaultBusyInFlight, "DefaultBusyNoResponse": DefaultBusyNoResponse,
 		"DefaultStallFactor": DefaultStallFactor, "DefaultStallMin": DefaultStallMin,
-		"DefaultRateControl": DefaultRateControl,
-		"DefaultProbeAfter":  DefaultProbeAfter, "DefaultMaxCandidates": DefaultMaxCandidates,
+		"DefaultRateControl": DefaultRateControl, "DefaultMaxBackpressureWait": DefaultMaxBackpressureWait,
+		"DefaultProbeAfter": DefaultProbeAfter, "DefaultMaxCandidates": DefaultMaxCandidates,
 		"DefaultHealthTolerance": DefaultHealthTolerance, "DefaultQuantile": DefaultQuantile,
 		"DefaultMinDelay": DefaultMinDelay, "DefaultMaxDelay": DefaultMaxDelay,
 		"DefaultRefreshInterval": DefaultRefreshInterval, "DefaultBudgetFraction": DefaultBudgetFraction,
@@ -157,6 +158,7 @@ func TestDefaultsAreTheConstants(t *testing.T) {
 	assert.Equal(t, DefaultStallFactor, r.StallFactor)
 	assert.Equal(t, DefaultStallMin, r.StallMin)
 	assert.Equal(t, DefaultRateControl, r.RateControl)
+	assert.Equal(t, DefaultMaxBackpressureWait, r.MaxWait)
 	assert.Equal(t, DefaultProbeAfter, r.ProbeAfter)
 	assert.Equal(t, DefaultMaxCandidates, r.MaxCandidates)
 	assert.Equal(t, DefaultHealthTolerance, r.HealthTol)

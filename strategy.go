@@ -12,7 +12,7 @@ const (
 	// C3 ranks replicas by the C3 score plus the tail term (see "The C3
 	// score" in the package doc), materially less healthy replicas last
 	// (WithHealthTolerance), busy hosts last (WithBusy) and CUBIC rate
-	// control (WithRateControl). The default.
+	// control with bounded backpressure (WithRateControl). The default.
 	C3 Strategy = iota
 	// P2C is the DataStax drivers' power of two random choices on in-flight
 	// counts, with materially less healthy replicas and busy hosts last. No

@@ -29,6 +29,7 @@ func TestOptionsValidated(t *testing.T) {
 		{tailroute.WithBusy(10, time.Microsecond), "BusyNoResponse = 1µs, allowed 1ms..1m"},
 		{tailroute.WithStall(0.5, time.Second), "StallFactor = 0.5, allowed 1..1000"},
 		{tailroute.WithStall(4, 0), "StallMin = 0s, allowed 1ms..1m"},
+		{tailroute.WithMaxBackpressureWait(2 * time.Second), "MaxBackpressureWait = 2s, allowed 0..1s"},
 		{tailroute.WithProbe(0), "ProbeAfter = 0s, allowed 1ms..1h"},
 		{tailroute.WithProbe(2 * time.Hour), "ProbeAfter = 2h0m0s, allowed 1ms..1h"},
 		{tailroute.WithMaxCandidates(17), "MaxCandidates = 17, allowed 1..16"},
@@ -159,7 +160,7 @@ func TestBusyHostPutLast(t *testing.T) {
 // rate never adapts: no responses come back to run Algorithm 2).
 func TestStalledHostNotPromotedByRateLimit(t *testing.T) {
 	p, _, clk := testPolicy(t, 3, tailroute.WithRate(tracker.RateConfig{InitialRate: 1, MinRate: 1}),
-		tailroute.WithProbe(time.Hour))
+		tailroute.WithMaxBackpressureWait(0), tailroute.WithProbe(time.Hour))
 	require.NoError(t, Wire(gocql.NewCluster("127.0.0.1"), p)) // Marks below do not measure
 	clk.Set(20 * time.Second)                                  // aligned to a 20ms window
 	tr := p.r.Tracker()
@@ -331,7 +332,7 @@ func TestClassify(t *testing.T) {
 func TestConcurrentPickMark(t *testing.T) {
 	for _, s := range []tailroute.Strategy{tailroute.C3, tailroute.P2C, tailroute.RoundRobin} {
 		t.Run(s.String(), func(t *testing.T) {
-			p, err := New(tailroute.WithStrategy(s))
+			p, err := New(tailroute.WithStrategy(s), tailroute.WithMaxBackpressureWait(50*time.Microsecond))
 			require.NoError(t, err)
 			var hosts []*gocql.HostInfo
 			for i := 0; i < 4; i++ {

@@ -10,7 +10,8 @@ import (
 // policies' (tailroute.WithClock) and the Hedger's (tailroute.WithClock) take
 // this type; the default everywhere is SystemClock, tests inject a
 // ManualClock. Now returns monotonic time as a duration since an arbitrary
-// fixed origin.
+// fixed origin; Sleep blocks for d (used for the bounded backpressure wait of
+// Algorithm 1).
 //
 // A Host's hot-path methods (Begin, Observe, View, ConsumeToken, ...) take
 // the time as now, as golang.org/x/time/rate's AllowN takes t, so a request
@@ -19,6 +20,7 @@ import (
 // MaxSilence, Reset) read the clock themselves.
 type Clock interface {
 	Now() time.Duration
+	Sleep(d time.Duration)
 }
 
 // SystemClock is the real monotonic clock. The zero value is ready to use.
@@ -29,10 +31,20 @@ var origin = time.Now()
 // Now returns the monotonic time elapsed since the process started.
 func (SystemClock) Now() time.Duration { return time.Since(origin) }
 
-// ManualClock is a Clock for tests: time only moves when Advance or Set is
-// called. Safe for concurrent use.
+// Sleep sleeps for d.
+func (SystemClock) Sleep(d time.Duration) {
+	if d > 0 {
+		time.Sleep(d)
+	}
+}
+
+// ManualClock is a Clock for tests: time only moves when Advance, Set or
+// Sleep is called. Sleep advances the clock by d instead of blocking, so code
+// that waits is deterministic and instantaneous under test. Safe for
+// concurrent use.
 type ManualClock struct {
-	now atomic.Int64
+	now    atomic.Int64
+	sleeps atomic.Int64
 
 	mu     sync.Mutex // guards timers
 	timers []*manualTimer
@@ -57,6 +69,18 @@ func (c *ManualClock) Advance(d time.Duration) time.Duration {
 
 // Set sets the clock to t.
 func (c *ManualClock) Set(t time.Duration) { c.now.Store(int64(t)); c.fire() }
+
+// Sleep advances the clock by d (it does not block) and counts the call.
+func (c *ManualClock) Sleep(d time.Duration) {
+	c.sleeps.Add(1)
+	if d > 0 {
+		c.now.Add(int64(d))
+		c.fire()
+	}
+}
+
+// Sleeps returns how many times Sleep was called.
+func (c *ManualClock) Sleeps() int64 { return c.sleeps.Load() }
 
 // Timer is a one-shot timer of a TimerClock. C receives the clock's Now
 // once per expiry (a buffer of one: an expiry nobody has received yet is
@@ -98,7 +122,7 @@ func (t *systemTimer) C() <-chan time.Duration { return t.c }
 func (t *systemTimer) Reset(d time.Duration)   { t.t.Reset(d) }
 func (t *systemTimer) Stop()                   { t.t.Stop() }
 
-// NewTimer returns a timer that expires when Advance or Set moves
+// NewTimer returns a timer that expires when Advance, Set or Sleep moves
 // the clock to d after now or later.
 func (c *ManualClock) NewTimer(d time.Duration) Timer {
 	t := &manualTimer{clk: c, c: make(chan time.Duration, 1)}

@@ -18,7 +18,7 @@ func TestManualClockTimer(t *testing.T) {
 		t.Fatal("fired early")
 	default:
 	}
-	clk.Advance(time.Millisecond)
+	clk.Sleep(time.Millisecond)
 	assert.Equal(t, 10*time.Millisecond, <-tm.C())
 	clk.Advance(time.Hour)
 	select {

@@ -22,9 +22,10 @@ import (
 // (gocql-tokenaware-rr, whichever driver). The v2 adapter runs the same
 // benchmark (generated from this file).
 //
-// C3 runs as policy.New() gives it: a single goroutine doing millions of
-// requests per second is far over any CUBIC sending rate, so the rate check
-// sends to the best replica anyway; the token and Algorithm 2 still run.
+// C3 runs with MaxBackpressureWait 0: a single goroutine doing millions of
+// requests per second is far over any CUBIC sending rate, and with the
+// default 1ms bound every iteration would measure that sleep, by design. The
+// rate check, token and Algorithm 2 still run.
 func BenchmarkPickMark(b *testing.B) {
 	c := simtest.Start(b, sim.Config{Nodes: 6, Racks: 3, Seed: 1, Model: sim.ServiceModel{ZeroService: true}})
 	p0, err := New()
@@ -63,9 +64,9 @@ func BenchmarkPickMark(b *testing.B) {
 		name string
 		opts []tailroute.Option
 	}{
-		{"c3", nil},
+		{"c3", []tailroute.Option{tailroute.WithMaxBackpressureWait(0)}},
 		{"c3-norate", []tailroute.Option{tailroute.WithRateControl(false)}},
-		{"c3-rack", []tailroute.Option{tailroute.WithLocalRack("rack1")}}, // the zone rule
+		{"c3-rack", []tailroute.Option{tailroute.WithMaxBackpressureWait(0), tailroute.WithLocalRack("rack1")}}, // the zone rule
 		{"p2c", []tailroute.Option{tailroute.WithStrategy(tailroute.P2C)}},
 		{"roundrobin", []tailroute.Option{tailroute.WithStrategy(tailroute.RoundRobin)}},
 	} {
@@ -73,7 +74,7 @@ func BenchmarkPickMark(b *testing.B) {
 	}
 	b.Run("c3-wired", func(b *testing.B) {
 		// as with Wire: Mark only ends the attempt, the observer measures
-		p := ours(b)
+		p := ours(b, tailroute.WithMaxBackpressureWait(0))
 		cfg := gocql.NewCluster("127.0.0.1")
 		require.NoError(b, Wire(cfg, p))
 		obs := cfg.QueryObserver
@@ -94,7 +95,7 @@ func BenchmarkPickMark(b *testing.B) {
 		for i := range qs {
 			qs[i].idempotent = true
 		}
-		run(b, ours(b), qs)
+		run(b, ours(b, tailroute.WithMaxBackpressureWait(0)), qs)
 	})
 	b.Run("gocql-tokenaware-rr", func(b *testing.B) {
 		tap := gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
@@ -107,7 +108,7 @@ func BenchmarkPickMark(b *testing.B) {
 		run(b, tap, queries)
 	})
 	b.Run("c3-parallel", func(b *testing.B) {
-		p := ours(b)
+		p := ours(b, tailroute.WithMaxBackpressureWait(0))
 		b.ReportAllocs()
 		b.ResetTimer()
 		b.RunParallel(func(pb *testing.PB) {

@@ -67,8 +67,9 @@ func (st *queryState[H, S]) rank() {
 // rankC3 implements Algorithm 1 with the C3 score: materially less healthy
 // replicas last (core.DemoteUnhealthy), sort by score (busy hosts last while
 // a majority is healthy), probe a demoted replica when one is due, then
-// send to the first replica within its rate, or to the best replica
-// anyway.
+// send to the first replica within its rate; if none is, wait for the next
+// rate window (bounded by MaxBackpressureWait) and then send to the best
+// within rate, or to the best replica anyway.
 func (st *queryState[H, S]) rankC3(c []core.Candidate) {
 	p := st.r
 	t := st.tbl
@@ -107,7 +108,24 @@ func (st *queryState[H, S]) rankC3(c []core.Candidate) {
 	if !limited || core.PromoteInRate(c, eligible) {
 		return
 	}
-	p.overRate.Add(1) // every eligible replica is over its rate: the best anyway
+	// Backpressure: every eligible replica is over its sending rate.
+	if cfg.MaxWait > 0 {
+		wait := t.hosts[c[0].Host].h.UntilNextRateWindow(now)
+		if wait > cfg.MaxWait {
+			wait = cfg.MaxWait
+		}
+		p.waits.Add(1)
+		p.clock.Sleep(wait)
+		now = p.clock.Now()
+		st.now = now
+		for k := 0; k < eligible; k++ {
+			c[k].InRate = t.hosts[c[k].Host].h.WithinRate(now)
+		}
+		if core.PromoteInRate(c, eligible) {
+			return
+		}
+	}
+	p.overRate.Add(1) // send to the best replica anyway
 }
 
 // demote applies the health rule (core.DemoteUnhealthy) to the filled

@@ -74,6 +74,7 @@ type Router[H HostInfo, S any] struct {
 	dcProblem  atomic.Pointer[error]  // why the effective local DC differs from the configured one
 	rr         atomic.Uint64
 	statePool  sync.Pool
+	waits      atomic.Uint64
 	overRate   atomic.Uint64
 	probes     atomic.Uint64
 	demoted    atomic.Uint64

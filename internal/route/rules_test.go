@@ -284,13 +284,13 @@ func TestRoundRobinRotates(t *testing.T) {
 	}
 }
 
-// TestOverRateSentAnyway: the rate rule spreads requests over the replicas
-// within their sending rates; when every replica is over its rate the
-// request goes to the best one at once (counted in SentOverRate): never
-// dropped, never held back.
-func TestOverRateSentAnyway(t *testing.T) {
+// TestBackpressureBounded: when every replica is over its sending rate the
+// request waits at most MaxBackpressureWait for the next window, then goes to
+// the best replica anyway: never dropped, never blocked for longer.
+func TestBackpressureBounded(t *testing.T) {
 	p, _, clk := testRouter(t, 3,
-		tailroute.WithRate(tracker.RateConfig{InitialRate: 1, MinRate: 1}), tailroute.WithProbe(time.Hour))
+		tailroute.WithRate(tracker.RateConfig{InitialRate: 1, MinRate: 1}),
+		tailroute.WithMaxBackpressureWait(2*time.Millisecond), tailroute.WithProbe(time.Hour))
 	clk.Set(20 * time.Second) // aligned to a 20ms window
 	q := Query{}
 	var hs []sel
@@ -301,18 +301,34 @@ func TestOverRateSentAnyway(t *testing.T) {
 		hs = append(hs, h)
 	}
 	assert.Len(t, seen, 3, "rate limit spreads requests over the replicas")
+	assert.EqualValues(t, 0, clk.Sleeps())
 	start := clk.Now()
-	h := pick(p, q)() // all over rate: sent anyway, at once
+	h := pick(p, q)() // all over rate: waits 2ms (the window ends in 20ms), then sends anyway
 	require.NotNil(t, h)
-	assert.Equal(t, start, clk.Now())
-	assert.EqualValues(t, 1, p.Counters().SentOverRate)
+	assert.EqualValues(t, 1, clk.Sleeps())
+	assert.Equal(t, 2*time.Millisecond, clk.Now()-start)
+	c := p.Counters()
+	assert.EqualValues(t, 1, c.BackpressureWaits)
+	assert.EqualValues(t, 1, c.SentOverRate)
+	hs = append(hs, h)
+
+	clk.Set(20*time.Second + 19*time.Millisecond)
+	h = pick(p, q)() // 1ms before the next window: waits 1ms, then a token is free
+	assert.Equal(t, 20*time.Second+20*time.Millisecond, clk.Now())
+	assert.EqualValues(t, 1, p.Counters().SentOverRate, "token available after the wait")
 	hs = append(hs, h)
 	for _, h := range hs {
 		h.Mark(nil)
 	}
-	clk.Set(20*time.Second + 20*time.Millisecond)
-	pick(p, q)().Mark(nil) // the next window: a token is free
-	assert.EqualValues(t, 1, p.Counters().SentOverRate)
+
+	// MaxBackpressureWait 0: never waits
+	p0, _, clk0 := testRouter(t, 1, tailroute.WithRate(tracker.RateConfig{InitialRate: 1}), tailroute.WithMaxBackpressureWait(0))
+	for i := 0; i < 5; i++ {
+		h := pick(p0, q)()
+		require.NotNil(t, h)
+		h.Mark(nil)
+	}
+	assert.EqualValues(t, 0, clk0.Sleeps())
 }
 
 // TestC3WorkersNeedAnswers: W_s (here polled: 4) drains the queue only while

@@ -45,12 +45,13 @@ type Counters = tailroute.Counters
 // Counters returns the cumulative counters.
 func (r *Router[H, S]) Counters() Counters {
 	return Counters{
-		SentOverRate: r.overRate.Load(),
-		Probes:       r.probes.Load(),
-		Demoted:      r.demoted.Load(),
-		Abandoned:    r.abandoned.Load(),
-		Unrouted:     r.noReplicas.Load(),
-		OutOfZone:    r.tr.OutOfZone(),
+		BackpressureWaits: r.waits.Load(),
+		SentOverRate:      r.overRate.Load(),
+		Probes:            r.probes.Load(),
+		Demoted:           r.demoted.Load(),
+		Abandoned:         r.abandoned.Load(),
+		Unrouted:          r.noReplicas.Load(),
+		OutOfZone:         r.tr.OutOfZone(),
 	}
 }
 

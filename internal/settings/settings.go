@@ -27,6 +27,7 @@ type Route struct {
 	StallFactor    float64
 	StallMin       time.Duration
 	RateControl    bool
+	MaxWait        time.Duration
 	ProbeAfter     time.Duration
 	MaxCandidates  int
 	HealthTol      float64

@@ -151,6 +151,11 @@ func (r *rateCtl) sentInWindow(now time.Duration) uint64 {
 	return n
 }
 
+// untilNextWindow returns the time until the sending window rolls over.
+func (r *rateCtl) untilNextWindow(now time.Duration) time.Duration {
+	return time.Duration(r.interval - int64(now)%r.interval)
+}
+
 func (r *rateCtl) countResponse(now time.Duration) { r.recv.incr(r.window(now)) }
 
 // receiveRate (rrate) is the number of responses in the last Interval,
@@ -220,6 +225,12 @@ func (h *Host) WithinRate(now time.Duration) bool { return h.rate.withinRate(now
 
 // ConsumeToken counts one request against the host's sending rate.
 func (h *Host) ConsumeToken(now time.Duration) { h.rate.consume(now) }
+
+// UntilNextRateWindow returns the time until the host's sending window rolls
+// over and its tokens are replenished.
+func (h *Host) UntilNextRateWindow(now time.Duration) time.Duration {
+	return h.rate.untilNextWindow(now)
+}
 
 // Rate returns the current sending rate srate (requests per Interval).
 func (h *Host) Rate() float64 { return h.rate.rate() }

@@ -550,9 +550,10 @@ func TestRateWindowAndReceiveRate(t *testing.T) {
 		h.ConsumeToken(now)
 	}
 	assert.False(t, h.WithinRate(now), "3 sent with srate 3")
-	clk.Advance(19 * time.Millisecond)
-	assert.False(t, h.WithinRate(clk.Now()), "the same window")
-	clk.Advance(time.Millisecond)
+	assert.Equal(t, 20*time.Millisecond, h.UntilNextRateWindow(now))
+	clk.Advance(5 * time.Millisecond)
+	assert.Equal(t, 15*time.Millisecond, h.UntilNextRateWindow(clk.Now()))
+	clk.Advance(15 * time.Millisecond)
 	assert.True(t, h.WithinRate(clk.Now()), "tokens replenished in the next window")
 
 	// receive rate: 10 responses in one window, then sliding

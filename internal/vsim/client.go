@@ -92,7 +92,7 @@ func classify(err error) track.Outcome {
 
 func (c *engineClient) send(r *request) {
 	next := c.r.Pick(route.Query{Key: r.key[:], Keyspace: keyspace})
-	s := next()
+	s := next() // Pick's backpressure may have slept: the clock is the send time
 	if s == nil {
 		r.server = -1
 		c.m.answerNow(r, errNoHost)

@@ -12,8 +12,8 @@
 // tailroute.WithClock with a tracker.TimerClock) are what make that so:
 // the engine's randomness is seeded per client; its background work (the
 // poller's supervisor and per-host loops) runs as processes of the
-// scheduler; its timers are events. A process runs only while it holds
-// the scheduler's baton (see sched.go), so the
+// scheduler; its timers and its backpressure sleep are events. A process
+// runs only while it holds the scheduler's baton (see sched.go), so the
 // engine sees one goroutine at a time and its hot path is the product's
 // own, unchanged.
 //
@@ -68,4 +68,6 @@
 // the poll. Clients learn of a server going down at once. The network's
 // latency is constant. Arrivals are exponential (absim draws each of 200
 // generators' gaps as whole milliseconds from a Poisson distribution).
+// The engine's backpressure sleep parks the request's event, not a thread:
+// what the client does meanwhile goes on, as with goroutines.
 package vsim

@@ -11,19 +11,25 @@ import (
 // background work (the server-load poller's goroutines) run as processes
 // that hold a baton. Exactly one goroutine runs at any moment: a runner
 // (the goroutine popping events) or the one process it woke, which runs
-// until it parks (a timer's C, a poll's round trip) or ends and hands the
-// baton back. Events at the same instant run in the order they were
-// scheduled, so a run is a pure function of its configuration and seed.
+// until it parks (a timer's C, Sleep, a poll's round trip) or ends and
+// hands the baton back. Events at the same instant run in the order they
+// were scheduled, so a run is a pure function of its configuration and seed.
+//
+// A runner that calls Sleep (the engine's bounded backpressure wait of C3's
+// Algorithm 1, inside Pick) parks too: a fresh runner goroutine takes over
+// the loop, and the one that pops the sleeper's wake-up hands the loop
+// back to it and ends.
 
 // evKind says what an event does; the scheduler's own kinds come first,
 // the model's (model.go) after evModel.
 type evKind uint8
 
 const (
-	evStart evKind = iota // a spawned process starts (fn)
-	evTimer               // an engine timer expires (t, gen)
-	evWake                // a parked process resumes (p)
-	evModel               // first of the model's kinds
+	evStart  evKind = iota // a spawned process starts (fn)
+	evTimer                // an engine timer expires (t, gen)
+	evWake                 // a parked process resumes (p)
+	evResume               // a parked runner resumes (ch)
+	evModel                // first of the model's kinds
 )
 
 type event struct {
@@ -35,6 +41,7 @@ type event struct {
 	r    *request
 	p    *proc
 	t    *vtimer
+	ch   chan struct{}
 	fn   func()
 }
 
@@ -149,6 +156,9 @@ func (s *sched) run() {
 			ev.p.ch <- struct{}{}
 			<-s.yield
 			s.cur = nil
+		case evResume:
+			ev.ch <- struct{}{}
+			return // the resumed runner carries on with the loop
 		default:
 			s.model(&ev)
 		}
@@ -166,6 +176,22 @@ func (s *sched) park() {
 
 // Now returns the virtual time.
 func (s *sched) Now() time.Duration { return s.now }
+
+// Sleep parks the caller for d of virtual time.
+func (s *sched) Sleep(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	if p := s.cur; p != nil {
+		s.at(s.now+d, event{kind: evWake, p: p})
+		s.park()
+		return
+	}
+	ch := make(chan struct{})
+	s.at(s.now+d, event{kind: evResume, ch: ch})
+	go s.run()
+	<-ch
+}
 
 // spawn starts f as a process at the current virtual time (the engine's
 // `go f()`, route.WithSpawn).

@@ -49,7 +49,7 @@
 //	tailroute_host_out_of_zone_total            counter  attempts sent while the host was out of the client's zone (WithLocalRack)
 //
 // Policy metrics (label session): the counters of Counters,
-// tailroute_sent_over_rate_total, _probes_total,
+// tailroute_backpressure_waits_total, _sent_over_rate_total, _probes_total,
 // _demoted_total, _abandoned_total, _unrouted_total, _out_of_zone_total; and of server-load
 // polling (ServerLoadCounters; zero without polling)
 // tailroute_server_load_polls_total, _poll_failures_total, _samples_total

@@ -38,14 +38,14 @@ func WithLabels(l prometheus.Labels) Option { return promlabels.WithLabels(l) }
 type Collector struct {
 	p Source
 
-	inFlight, orphaned, respTime, svcTime, queue, score *prometheus.Desc
-	rate, rrate, success, busy, stalled, up, latency    *prometheus.Desc
-	srvQueue, srvSvc, srvAge                            *prometheus.Desc
-	requests, errors, outOfZone                         *prometheus.Desc
-	overRate, probes, demoted, abandoned, unrouted      *prometheus.Desc
-	outOfZoneAll                                        *prometheus.Desc
-	polls, pollFailures, samples, skipped, qmax, weight *prometheus.Desc
-	pollRate, pollInterval                              *prometheus.Desc
+	inFlight, orphaned, respTime, svcTime, queue, score   *prometheus.Desc
+	rate, rrate, success, busy, stalled, up, latency      *prometheus.Desc
+	srvQueue, srvSvc, srvAge                              *prometheus.Desc
+	requests, errors, outOfZone                           *prometheus.Desc
+	waits, overRate, probes, demoted, abandoned, unrouted *prometheus.Desc
+	outOfZoneAll                                          *prometheus.Desc
+	polls, pollFailures, samples, skipped, qmax, weight   *prometheus.Desc
+	pollRate, pollInterval                                *prometheus.Desc
 }
 
 // New returns a collector for p.
@@ -77,8 +77,9 @@ func New(p Source, opts ...Option) *Collector {
 		errors:       d("host_errors_total", "Attempts on the host that ended with a server error signalling trouble (overloaded, unavailable, server-side timeout...) or without an answer (client timeout, connection error); errors of the query itself count as answered.", host),
 		outOfZone:    d("host_out_of_zone_total", "Attempts sent to the host while it was out of the client's zone (WithLocalRack).", host),
 		outOfZoneAll: d("out_of_zone_total", "Attempts sent to a host outside the client's zone (WithLocalRack).", nil),
+		waits:        d("backpressure_waits_total", "Requests that waited because every eligible replica was over its rate.", nil),
 		overRate:     d("sent_over_rate_total", "Requests sent to the best replica although over its rate.", nil),
-		probes:       d("probes_total", "Requests sent first to a replica ranked last for its health (recovery probing).", nil),
+		probes:       d("probes_total", "Requests sent first to a stale replica (recovery probing).", nil),
 		demoted:      d("demoted_total", "Replicas ranked last for being materially less healthy than the best, summed over picks.", nil),
 		abandoned:    d("abandoned_total", "Hosts handed out that the driver skipped without Mark.", nil),
 		unrouted:     d("unrouted_total", "Picks without token information.", nil),
@@ -97,7 +98,7 @@ func New(p Source, opts ...Option) *Collector {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.inFlight, c.orphaned, c.respTime, c.svcTime, c.queue, c.score, c.rate, c.rrate,
 		c.success, c.busy, c.stalled, c.up, c.srvQueue, c.srvSvc, c.srvAge, c.latency, c.requests, c.errors, c.outOfZone,
-		c.overRate, c.probes, c.demoted, c.abandoned, c.unrouted, c.outOfZoneAll,
+		c.waits, c.overRate, c.probes, c.demoted, c.abandoned, c.unrouted, c.outOfZoneAll,
 		c.polls, c.pollFailures, c.samples, c.skipped, c.qmax, c.weight, c.pollRate, c.pollInterval} {
 		ch <- d
 	}
@@ -156,6 +157,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, t, v)
 	}
 	k := c.p.Counters()
+	m(c.waits, ct, float64(k.BackpressureWaits))
 	m(c.overRate, ct, float64(k.SentOverRate))
 	m(c.probes, ct, float64(k.Probes))
 	m(c.demoted, ct, float64(k.Demoted))

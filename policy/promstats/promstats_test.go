@@ -84,7 +84,7 @@ func TestCollector(t *testing.T) {
 			}
 		}
 	}
-	assert.Equal(t, 12+1+3+6+8, n, "12 host gauges (no server-load sample), 1 host summary, 3 host counters, 6 policy counters, 8 server-load metrics")
+	assert.Equal(t, 12+1+3+7+8, n, "12 host gauges (no server-load sample), 1 host summary, 3 host counters, 7 policy counters, 8 server-load metrics")
 	for name, typ := range types {
 		switch {
 		case name == "tailroute_host_latency_seconds":

@@ -48,7 +48,7 @@ func host(addr string, stalled bool) tailroute.HostStats {
 // (seconds, per second), help text and labels, as an exposition.
 func TestScrapeBothCollectors(t *testing.T) {
 	a := &fakePolicy{hosts: []tailroute.HostStats{host("10.0.0.1:9042", true)},
-		c: tailroute.Counters{SentOverRate: 2, Probes: 3, Demoted: 4, Abandoned: 5, Unrouted: 6},
+		c: tailroute.Counters{BackpressureWaits: 1, SentOverRate: 2, Probes: 3, Demoted: 4, Abandoned: 5, Unrouted: 6},
 		sl: tailroute.ServerLoadCounters{Polls: 7, Failures: 1, Samples: 6, Skipped: []string{"x"}, QueueMax: 3.5, Weight: 2,
 			PollsPerSecond: 2.5, Interval: 400 * time.Millisecond}}
 	b := &fakePolicy{hosts: []tailroute.HostStats{host("10.0.0.2:9042", false)}, c: tailroute.Counters{Demoted: 9}}
@@ -178,7 +178,7 @@ tailroute_hedge_delay_seconds{session="b"} 0
 	}
 	for _, name := range []string{
 		// every Counters field
-		"tailroute_sent_over_rate_total", "tailroute_probes_total",
+		"tailroute_backpressure_waits_total", "tailroute_sent_over_rate_total", "tailroute_probes_total",
 		"tailroute_demoted_total", "tailroute_abandoned_total", "tailroute_unrouted_total", "tailroute_out_of_zone_total",
 		// server load and the stalled state
 		"tailroute_server_load_polls_total", "tailroute_server_load_poll_failures_total", "tailroute_server_load_samples_total",
