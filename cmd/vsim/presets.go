@@ -36,7 +36,7 @@ var presets = map[string]preset{
 		cells: scale, strategies: "tailroute,tailroute-nopoll,c3,token-aware,datastax,latencyaware,peakewma,oracle", seeds: "1-2"},
 	"crossval": {doc: "the real-time suite's cells that both simulators run (5 servers, 4 clients, W = 4, 1/mu = 4 ms, 5000 requests at 1000/s): slow-node, two-slow, recovering, bimodal 70 % / 100 ms, gc-pauses",
 		cells: crossval, strategies: "tailroute,tailroute-nopoll,tailroute-wn,tailroute-wn-nopoll,oracle", seeds: "1-12"},
-	"ablation": {doc: "tailroute with each of its rules removed in turn (the strategies named -<rule>) on the crossval cells and on steady (utilization 20 %), error-node-50 (one server fails half of its requests), error-node-100 (one server fails all of its requests for the first half of the run), node-down (one server down from 2 s), stalls (each server stops for 1 s every 5 s, 10,000 requests), recovering-85 (utilization 85 %, one server 10x slow for the first 2.5 s of about 9 s: past what four servers serve, so the cluster needs the recovered one back)",
+	"ablation": {doc: "tailroute with each of its rules removed in turn (the strategies named -<rule>) on the crossval cells and on steady (utilization 20 %), error-node-50 (one server fails half of its requests), error-node-100 (one server fails all of its requests for the first half of the run), node-down (one server down from 2 s), stalls (each server stops for 1 s every 5 s, 10,000 requests), recovering-85 (utilization 85 %, one server 10x slow for the first 2.5 s of about 9 s: past what four servers serve, so the cluster needs the recovered one back), error-node-100-85 (error-node-100 at utilization 85 %, 40,000 requests)",
 		cells: ablationCells, strategies: "tailroute," + vsim.AblationNames() + ",oracle", seeds: "1-12"},
 	"quick": {doc: "one small cell (10 servers, 20 clients, one 5x slow server, 20,000 requests): a smoke test in about a second",
 		cells: func() []cell {
@@ -142,7 +142,7 @@ func ablationCells() []cell {
 	c := crossval()
 	base := c[0].Config
 	base.Slow = nil
-	steady, half, all, down, stalls, recover := base, base, base, base, base, base
+	steady, half, all, down, stalls, recover, allHigh := base, base, base, base, base, base, base
 	half.Failing = []vsim.Failing{{Server: 4, Rate: 0.5}}
 	all.Failing = []vsim.Failing{{Server: 4, Rate: 1, Until: 2500 * time.Millisecond}} // half of the run, as the suite's
 	down.Utilization = 0.6
@@ -151,5 +151,7 @@ func ablationCells() []cell {
 	stalls.Requests = 10000
 	recover.Utilization, recover.Requests = 0.85, 40000
 	recover.Slow = []vsim.Slow{{Server: 4, Factor: 10, Until: 2500 * time.Millisecond}}
-	return append(c, cell{"steady", steady}, cell{"error-node-50", half}, cell{"error-node-100", all}, cell{"node-down", down}, cell{"stalls", stalls}, cell{"recovering-85", recover})
+	allHigh.Utilization, allHigh.Requests = 0.85, 40000
+	allHigh.Failing = all.Failing
+	return append(c, cell{"steady", steady}, cell{"error-node-50", half}, cell{"error-node-100", all}, cell{"node-down", down}, cell{"stalls", stalls}, cell{"recovering-85", recover}, cell{"error-node-100-85", allHigh})
 }
