@@ -58,8 +58,8 @@
 // Strategies. C3 (the default): health first (see Health), then by score
 // (see The C3 score), busy hosts last while a majority of the replicas is
 // healthy (WithBusy), the known-slow rule (see The C3 score) and the zone
-// rule (see Zones), a failing replica's recovery probe first (WithProbe), then the rate rule
-// (see Rate control). P2C: health first, then the DataStax drivers' power of
+// rule (see Zones), a failing replica's recovery probe first (WithProbe),
+// then the rate rule (see Rate control). P2C: health first, then the DataStax drivers' power of
 // two random choices on in-flight counts, busy hosts last, probes as for C3.
 // RoundRobin: rotation over the replicas, the baseline.
 //

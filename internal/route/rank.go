@@ -146,8 +146,7 @@ func (st *queryState[H, S]) demote(c []core.Candidate) {
 func (st *queryState[H, S]) probe(c []core.Candidate, now time.Duration) bool {
 	for k := 1; k < len(c); k++ {
 		if c[k].Demoted && c[k].InFlight == 0 && st.tbl.hosts[c[k].Host].h.ClaimProbe(now, st.r.cfg.ProbeAfter) {
-			promote := c[k].Host
-			core.PromoteHost(c, promote)
+			core.PromoteHost(c, c[k].Host)
 			st.r.probes.Add(1)
 			return true
 		}

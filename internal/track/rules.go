@@ -2,10 +2,10 @@ package track
 
 // Rule names one of the engine's rules that has no option of its own, so
 // that an ablation can run the engine with that rule alone turned off
-// (internal/vsim's "-<rule>" strategies, cmd/vsim -ablate). A Rule set is
-// a bit mask; the zero value turns nothing off, and nothing outside the
-// simulator sets one. Each rule is specified in package tailroute's doc,
-// under the heading named here.
+// (internal/vsim's "-<rule>" strategies, cmd/vsim -preset ablation). A
+// Rule set is a bit mask; the zero value turns nothing off, and nothing
+// outside the simulator sets one. Each rule is specified in package
+// tailroute's doc, under the heading named here.
 type Rule uint32
 
 const (
