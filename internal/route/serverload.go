@@ -1,9 +1,10 @@
+// Server-load polling (WithServerLoad, WithPollBudget; the rules: package
+// tailroute, "Server load"): the poller, its budget, schedule and counters.
+
 package route
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -14,223 +15,6 @@ import (
 	"github.com/tailroute/tailroute/internal/track"
 	"github.com/tailroute/tailroute/tracker"
 )
-
-// Server-load polling (WithServerLoad, WithPollBudget): the driver-free
-// schedule, budget and estimator; the rules, the query and its cost are
-// specified in package tailroute, "Server load". The adapter supplies the
-// query of one host and tells whether the session is closed and whether
-// an error is permanent.
-
-// pollKey marks the context of a poll query; its value is a pollMark.
-type pollKey struct{}
-
-type pollMark struct{ id string }
-
-// withPoll returns ctx marked as the context of a poll of the host with
-// the router's id id (the poller's queries).
-func withPoll(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, pollKey{}, pollMark{id: id})
-}
-
-// IsServerLoadPoll reports whether ctx is the context of a server-load poll.
-func IsServerLoadPoll(ctx context.Context) bool {
-	if ctx == nil {
-		return false
-	}
-	_, ok := ctx.Value(pollKey{}).(pollMark)
-	return ok
-}
-
-// Polling reports whether a poll query is in flight (one atomic load).
-func (r *Router[H, S]) Polling() bool { return r.polls.Load() > 0 }
-
-// IsPoll reports whether ctx belongs to a poll of this router (cheap when
-// none runs: one atomic load).
-func (r *Router[H, S]) IsPoll(ctx context.Context) bool {
-	return r.polls.Load() > 0 && IsServerLoadPoll(ctx)
-}
-
-// PollPlan returns the plan of a poll query (just the polled host, neither
-// measured nor counted in os_s), or nil when ctx is not a poll's. Adapters
-// whose driver cannot pin a query to a host call it first in Pick.
-func (r *Router[H, S]) PollPlan(ctx context.Context) func() S {
-	if r.polls.Load() == 0 || ctx == nil {
-		return nil
-	}
-	m, ok := ctx.Value(pollKey{}).(pollMark)
-	if !ok {
-		return nil
-	}
-	var none S
-	e := r.entry(m.id)
-	done := false
-	return func() S {
-		if done || e == nil || !e.isUp() {
-			return none
-		}
-		done = true
-		return any(&pollHost[H, S]{info: e.info}).(S)
-	}
-}
-
-// pollHost is the host of a poll query's plan: no measurement, no os_s.
-type pollHost[H HostInfo, S any] struct{ info H }
-
-// Info returns the polled host.
-func (h *pollHost[H, S]) Info() H { return h.info }
-
-// Mark does nothing: polls are not user traffic.
-func (h *pollHost[H, S]) Mark(error) {}
-
-// ThreadPoolSample is one poll of a host: the sums over ReadStage and
-// MutationStage, at clock time At, and the read stage's workers.
-type ThreadPoolSample struct {
-	At        time.Duration
-	Active    float64
-	Pending   float64
-	Completed int64
-	Own       float64 // w*os_s: what C3's qhat already counts for the host during the poll
-	// Workers is W_s: active_tasks_limit of ReadStage (of MutationStage
-	// when the host has no ReadStage row); 0 when unknown (null, zero,
-	// negative or above tracker.MaxServerWorkers).
-	Workers int64
-	// Answers are the client's own successful answers from the host up to
-	// the sample (cumulative: track.Host.Answers). The poller fills them
-	// in.
-	Answers uint64
-}
-
-// ScanThreadPools reads the rows of ThreadPoolsQuery with scan (the
-// driver's Iter.Scan) and returns their sample and the number of stage
-// rows read (AddStage).
-func ScanThreadPools(scan func(dest ...any) bool) (smp ThreadPoolSample, found int) {
-	var (
-		name                   string
-		active, limit, pending int
-		completed              int64
-	)
-	for scan(&name, &active, &limit, &pending, &completed) {
-		if smp.AddStage(name, active, limit, pending, completed) {
-			found++
-		}
-	}
-	return smp, found
-}
-
-// ReadPoll finishes a poll query of the host with the router's id id:
-// it scans the rows (ScanThreadPools), closes the iterator and checks the
-// answer, so that a sample never counts for the wrong host: the iterator's
-// error, an answer from another host than id (answeredBy returns the id of
-// the host that answered, "" when the driver does not say), or no
-// ReadStage or MutationStage row is an error.
-func ReadPoll(scan func(dest ...any) bool, closeIter func() error, answeredBy func() string, id string) (ThreadPoolSample, error) {
-	smp, found := ScanThreadPools(scan)
-	if err := closeIter(); err != nil {
-		return smp, err
-	}
-	if by := answeredBy(); by != "" && by != id {
-		return smp, fmt.Errorf("poll of %s answered by %s", id, by)
-	}
-	if found == 0 {
-		return smp, errNoStages
-	}
-	return smp, nil
-}
-
-var errNoStages = errors.New("policy: system_views.thread_pools has no ReadStage or MutationStage row")
-
-// AddStage adds one row of system_views.thread_pools to the sample and
-// reports whether it was one of the stages read (ReadStage, MutationStage).
-func (s *ThreadPoolSample) AddStage(name string, active, limit, pending int, completed int64) bool {
-	if name != "ReadStage" && name != "MutationStage" {
-		return false
-	}
-	s.Active += float64(active)
-	s.Pending += float64(pending)
-	s.Completed += completed
-	if limit < 1 || limit > tracker.MaxServerWorkers {
-		return true
-	}
-	if name == "ReadStage" || s.Workers == 0 {
-		s.Workers = int64(limit)
-	}
-	return true
-}
-
-// LoadEstimator turns successive samples of one host into q_s and 1/mu_s
-// (package tailroute, "Server load", states how). Pairs with no busy
-// worker seen count as zero busy time, so a lightly loaded host is not
-// estimated only from the instants it happened to be busy.
-type LoadEstimator struct {
-	prev    ThreadPoolSample
-	hasPrev bool
-	busy    [estimatorWindow]float64 // busy-worker time of each pair, ns
-	done    [estimatorWindow]int64   // tasks completed in each pair
-	ans     [estimatorWindow]uint64  // the client's own answers in each pair
-	n       int                      // pairs recorded (ring index = n % estimatorWindow)
-	last    time.Duration            // the latest estimate; its oldest pair is pair lastN
-	lastN   int
-	paired  bool // the latest Add recorded a pair
-}
-
-// The estimator's window: at least estimatorMinCompleted completions and
-// estimatorMinPairs pairs, at most estimatorWindow pairs.
-const (
-	estimatorWindow       = 32
-	estimatorMinPairs     = 4
-	estimatorMinCompleted = 8
-)
-
-// Add returns q_s and 1/mu_s (0: no estimate) for s.
-func (le *LoadEstimator) Add(s ThreadPoolSample) (queue float64, serviceTime time.Duration) {
-	queue = max(s.Pending+s.Active-s.Own, 0)
-	le.paired = false
-	if le.hasPrev {
-		dc := s.Completed - le.prev.Completed
-		dt := s.At - le.prev.At
-		if dc < 0 {
-			// Counters reset (restart): s is the new baseline and the
-			// window starts over.
-			le.n, le.last = 0, 0
-		} else if dt > 0 {
-			k := le.n % estimatorWindow
-			le.busy[k] = (s.Active + le.prev.Active) / 2 * float64(dt)
-			le.done[k] = dc
-			le.ans[k] = 0
-			if s.Answers >= le.prev.Answers {
-				le.ans[k] = s.Answers - le.prev.Answers
-			}
-			le.n++
-			le.paired = true
-		}
-	}
-	le.prev, le.hasPrev = s, true
-	var busy float64
-	var done int64
-	for i := 1; i <= min(le.n, estimatorWindow); i++ {
-		k := (le.n - i) % estimatorWindow
-		busy += le.busy[k]
-		done += le.done[k]
-		if done >= estimatorMinCompleted && i >= estimatorMinPairs && busy > 0 {
-			le.last, le.lastN = time.Duration(busy/float64(done)), le.n-i // its oldest pair
-			break
-		}
-	}
-	if le.last > 0 && le.n-le.lastN <= estimatorWindow {
-		serviceTime = le.last
-	}
-	return queue, serviceTime
-}
-
-// Pair returns the completions and the client's own answers of the pair
-// the latest Add recorded (false: that Add recorded none).
-func (le *LoadEstimator) Pair() (done int64, answers uint64, ok bool) {
-	if !le.paired {
-		return 0, 0, false
-	}
-	k := (le.n - 1) % estimatorWindow
-	return le.done[k], le.ans[k], true
-}
 
 // PollDriver is what the poller needs of the adapter.
 type PollDriver[H HostInfo] struct {
@@ -529,10 +313,6 @@ func (d *decayRate) decay(now time.Duration) {
 		d.at = now
 	}
 }
-
-// ThreadPoolsQuery is the poll: each host's own thread pools (a
-// node-local virtual table of Cassandra 4.0+).
-const ThreadPoolsQuery = "SELECT name, active_tasks, active_tasks_limit, pending_tasks, completed_tasks FROM system_views.thread_pools"
 
 // ServerLoadCounters are the poller's cumulative counters (see package
 // stats).
