@@ -18,7 +18,9 @@
 // its requests per 100 ms window (after the first second) over round
 // robin's on the same server (token-aware, else the paper's rr: a herd
 // shows as a ratio well above 1), the server-load polls each server
-// received per second, and errors. Progress goes to stderr, the tables to
+// received per second, and errors; in a zone cell (preset zones) also the
+// share of the requests sent out of their client's zone (out_of_zone in
+// report.json). Progress goes to stderr, the tables to
 // stdout. -out writes report.json and <cell>/seed<k>/<strategy>-run.hlog;
 // -plot each server's share per window of each cell's first seed.
 package main

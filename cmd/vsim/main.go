@@ -215,6 +215,9 @@ type strategyReport struct {
 	SteadyPolls          float64 `json:"steady_polls_per_server_second"`
 	PeakPolls            float64 `json:"peak_polls_per_server_second"`
 	BacklogRetries       float64 `json:"backlog_retries_per_request"`
+	// OutOfZone is the share of the requests sent to a server out of their
+	// client's rack, pooled over the seeds (zone cells only).
+	OutOfZone *float64 `json:"out_of_zone,omitempty"`
 
 	runs []*vsim.Result
 	hist *hdrhistogram.Histogram
@@ -284,7 +287,10 @@ func (s *strategyReport) pool(name string) {
 	s.hist = hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
 	var served []int64
 	var polls, retries, dur float64
+	var sent, out int64
 	for _, r := range s.runs {
+		sent += r.Sent
+		out += r.OutOfZone
 		s.hist.Merge(r.Histogram())
 		s.Requests += r.Requests
 		s.Errors += r.Errors
@@ -321,6 +327,10 @@ func (s *strategyReport) pool(name string) {
 	}
 	if s.Requests > 0 {
 		s.BacklogRetries = retries / float64(s.Requests)
+	}
+	if len(s.runs) > 0 && s.runs[0].Config.Racks > 0 && sent > 0 {
+		share := float64(out) / float64(sent)
+		s.OutOfZone = &share
 	}
 }
 
@@ -365,11 +375,20 @@ func writeTable(w io.Writer, c cellReport) {
 	}
 	ora, c3, rr := find("oracle"), find("c3"), find("token-aware", "rr")
 	fmt.Fprintf(w, "\n## %s\n\n", c.Name)
-	fmt.Fprintf(w, "| strategy | p50 ms | p99 ms | p99.9 ms | > 50 ms | p99 / oracle | p99 / c3 | max share | dispersion / %s | polls /server/s: run, after %v, peak | errors |\n", name(rr), pollSteadyFrom)
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	zones := c.Config.Racks > 0 // a column: the share of requests out of the client's zone
+	zoneHead, zoneRule := "", ""
+	if zones {
+		zoneHead, zoneRule = " out of zone |", "---:|"
+	}
+	fmt.Fprintf(w, "| strategy | p50 ms | p99 ms | p99.9 ms | > 50 ms |%s p99 / oracle | p99 / c3 | max share | dispersion / %s | polls /server/s: run, after %v, peak | errors |\n", zoneHead, name(rr), pollSteadyFrom)
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|"+zoneRule+"---:|---:|---:|---:|---:|---:|")
 	for _, s := range c.Strategies {
-		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f | %.3f %% | %s | %s | %.3f | %s | %.1f, %.1f, %.0f | %d |\n", s.Strategy, s.P50Ms, s.P99Ms, s.P999Ms,
-			100*s.Over50, ratio(s.P99Ms, ora), ratio(s.P99Ms, c3), s.MaxShare, dispersionRatio(s, rr), s.PollsPerServerSecond, s.SteadyPolls, s.PeakPolls, s.Errors)
+		zone := ""
+		if zones && s.OutOfZone != nil {
+			zone = fmt.Sprintf(" %.2f %% |", 100**s.OutOfZone)
+		}
+		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f | %.3f %% |%s %s | %s | %.3f | %s | %.1f, %.1f, %.0f | %d |\n", s.Strategy, s.P50Ms, s.P99Ms, s.P999Ms,
+			100*s.Over50, zone, ratio(s.P99Ms, ora), ratio(s.P99Ms, c3), s.MaxShare, dispersionRatio(s, rr), s.PollsPerServerSecond, s.SteadyPolls, s.PeakPolls, s.Errors)
 	}
 }
 

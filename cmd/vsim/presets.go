@@ -38,6 +38,8 @@ var presets = map[string]preset{
 		cells: crossval, strategies: "tailroute,tailroute-nopoll,tailroute-wn,tailroute-wn-nopoll,oracle", seeds: "1-12"},
 	"ablation": {doc: "tailroute with each of its rules removed in turn (the strategies named -<rule>) on the crossval cells and on steady (utilization 20 %), error-node-50 (one server fails half of its requests), error-node-100 (one server fails all of its requests for the first half of the run), node-down (one server down from 2 s), stalls (each server stops for 1 s every 5 s, 10,000 requests), recovering-85 (utilization 85 %, one server 10x slow for the first 2.5 s of about 9 s: past what four servers serve, so the cluster needs the recovered one back), error-node-100-85 (error-node-100 at utilization 85 %, 40,000 requests)",
 		cells: ablationCells, strategies: "tailroute," + vsim.AblationNames() + ",oracle", seeds: "1-12"},
+	"zones": {doc: "availability zones (issue 43), ycsb-lite's zone scenarios: 6 servers in 3 racks of dc1, NetworkTopologyStrategy dc1:3 (one replica per rack), one way 50 us within a rack and 500 us between racks (+-20 % jitter), 4 clients in rack1, crossval's load (5000 requests at 1000/s, 8 threads per client): zones (healthy), zone-slow (the clients' rack's servers 5x slow), zone-pause (they stop 150 ms every 2 s, staggered), zones-spread (client c in rack (c mod 3)+1)",
+		cells: zoneCells, strategies: "tailroute-rack,tailroute,rack-aware,oracle", seeds: "1-12"},
 	"quick": {doc: "one small cell (10 servers, 20 clients, one 5x slow server, 20,000 requests): a smoke test in about a second",
 		cells: func() []cell {
 			return []cell{{"quick", vsim.Config{Servers: 10, Clients: 20, Requests: 20000, Slow: []vsim.Slow{{Server: 0, Factor: 5}}}}}
@@ -154,4 +156,25 @@ func ablationCells() []cell {
 	allHigh.Utilization, allHigh.Requests = 0.85, 40000
 	allHigh.Failing = all.Failing
 	return append(c, cell{"steady", steady}, cell{"error-node-50", half}, cell{"error-node-100", all}, cell{"node-down", down}, cell{"stalls", stalls}, cell{"recovering-85", recover}, cell{"error-node-100-85", allHigh})
+}
+
+// zoneCells mirror ycsb-lite's zone scenarios (cmd/ycsb-lite/zones.go):
+// its embedded cluster places node i in rack (i mod 3)+1 with evenly
+// spaced tokens (Uniform here), so with NetworkTopologyStrategy dc1:3 each
+// replica group is one server of each rack, and servers 0 and 3 are the
+// clients' rack (rack1). The load is crossval's: 1000 requests per second
+// is utilization 1000 / (6 x 4 / 4 ms) = 1/6 here.
+func zoneCells() []cell {
+	base := func() vsim.Config {
+		return vsim.Config{Servers: 6, Clients: 4, Workers: 4, MeanService: 4 * time.Millisecond,
+			Utilization: 1.0 / 6, Requests: 5000, Placement: vsim.Uniform, Threads: 8, RF: 3, Racks: 3}
+	}
+	local := []int{0, 3} // rack1's servers
+	healthy, slow, pause, spread := base(), base(), base(), base()
+	for _, s := range local {
+		slow.Slow = append(slow.Slow, vsim.Slow{Server: s, Factor: 5})
+	}
+	pause.PauseEvery, pause.PauseFor, pause.PauseServers = 2*time.Second, 150*time.Millisecond, local
+	spread.ClientRacks = []int{1, 2, 3}
+	return []cell{{"zones", healthy}, {"zone-slow", slow}, {"zone-pause", pause}, {"zones-spread", spread}}
 }

@@ -17,7 +17,10 @@
 //     average (tracker.go);
 //   - DataStax: the DataStax Java driver 4.x DefaultLoadBalancingPolicy
 //     (replicas shuffled, busy ones last, two choices by in flight), the
-//     ycsb-lite datastax policy's rule (datastax.go).
+//     ycsb-lite datastax policy's rule (datastax.go);
+//   - RackAware: gocql's TokenAwareHostPolicy(RackAwareRoundRobinPolicy),
+//     the static zone preference tailroute's zone rule is measured
+//     against (issue 43; rackaware.go).
 //
 // Each type implements selector.Selector (Choose, Sent, Done) for the
 // virtual-time simulator, and also Order, which sorts a query's whole
@@ -45,4 +48,5 @@ var (
 	_ selector.Selector = (*LatencySensitive)(nil)
 	_ selector.Selector = (*LatencyInflight)(nil)
 	_ selector.Selector = (*DataStax)(nil)
+	_ selector.Selector = (*RackAware)(nil)
 )

@@ -51,7 +51,7 @@ func TestNoAllocations(t *testing.T) {
 	for name, p := range map[string]selector.Selector{
 		"latencyaware": NewLatencyAware(config(1)), "peakewma": NewPeakEWMA(config(1)),
 		"latencysensitive": NewLatencySensitive(config(1)), "latencyinflight": NewLatencyInflight(config(1)),
-		"datastax": NewDataStax(config(1)),
+		"datastax": NewDataStax(config(1)), "rackaware": NewRackAware(config(1)),
 	} {
 		replicas := []int32{4, 0, 2}
 		now := time.Duration(0)
@@ -93,6 +93,7 @@ func TestDeterministic(t *testing.T) {
 		"latencysensitive": func(c selector.SelectorConfig) selector.Selector { return NewLatencySensitive(c) },
 		"latencyinflight":  func(c selector.SelectorConfig) selector.Selector { return NewLatencyInflight(c) },
 		"datastax":         func(c selector.SelectorConfig) selector.Selector { return NewDataStax(c) },
+		"rackaware":        func(c selector.SelectorConfig) selector.Selector { return NewRackAware(c) },
 	} {
 		if a, b := run(newP), run(newP); !slices.Equal(a, b) {
 			t.Errorf("%s: two runs with one seed differ", name)

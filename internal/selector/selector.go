@@ -49,9 +49,14 @@ type Selector interface {
 
 // SelectorConfig is what a Selector's constructor gets: the client's own
 // seeded randomness, the number of clients (the paper's concurrency
-// compensation, n) and the modelled cluster (Oracle only).
+// compensation, n), the modelled cluster (Oracle only) and the topology a
+// driver reads from system.local and system.peers (the rack-aware port).
 type SelectorConfig struct {
 	Rand    *rand.Rand
 	Clients int
 	Env     Env
+	// LocalDC and LocalRack are the client's data center and rack; Place
+	// returns server s's (nil: every server in LocalDC and LocalRack).
+	LocalDC, LocalRack string
+	Place              func(s int32) (dc, rack string)
 }

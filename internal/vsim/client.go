@@ -3,7 +3,6 @@ package vsim
 import (
 	"context"
 	"math/rand/v2"
-	"strconv"
 
 	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/route"
@@ -27,6 +26,7 @@ const keyspace = "ks"
 // vhost is a modelled server as the engine sees a driver's host.
 type vhost struct {
 	id, addr string
+	rack     string // "rack1" without zones
 	tokens   []string
 	idx      int32
 }
@@ -34,7 +34,7 @@ type vhost struct {
 func (h *vhost) HostID() string                { return h.id }
 func (h *vhost) ConnectAddressAndPort() string { return h.addr }
 func (h *vhost) DataCenter() string            { return "dc1" }
-func (h *vhost) Rack() string                  { return "rack1" }
+func (h *vhost) Rack() string                  { return h.rack }
 func (h *vhost) Tokens() []string              { return h.tokens }
 func (h *vhost) IsUp() bool                    { return true } // the clients are told with HostDown/HostUp
 
@@ -61,7 +61,8 @@ func newEngineClient(m *model, idx int32, rng *rand.Rand, opts []tailroute.Optio
 		route.WithRand(rng.Uint64),
 		route.WithSpawn(m.s.spawn),
 		route.WithKeyspaceFunc(func(string) (string, map[string]any, error) {
-			return "SimpleStrategy", map[string]any{"replication_factor": strconv.Itoa(m.cfg.RF)}, nil
+			class, opts := m.replication()
+			return class, opts, nil
 		}),
 	}, opts...)
 	r, err := route.New[*vhost, vsel](route.Hooks{Classify: classify}, all...)

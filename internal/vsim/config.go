@@ -52,9 +52,24 @@ type Config struct {
 	Overload []Overload // servers that slow down when loaded past a queue length
 	Failing  []Failing  // servers that fail a share of requests
 	Down     []Down     // servers that go down
-	// PauseEvery and PauseFor are stop-the-world pauses of every server,
-	// staggered evenly over PauseEvery; 0 = off.
+	// PauseEvery and PauseFor are stop-the-world pauses of every server
+	// (or of PauseServers only), staggered evenly over PauseEvery; 0 = off.
 	PauseEvery, PauseFor time.Duration
+	PauseServers         []int `json:",omitempty"` // the servers that pause; nil = every server
+
+	// Racks > 0 turns zones on (availability zones as racks of dc1):
+	// server i is in rack (i mod Racks)+1 ("rack1".."rackK"), the replica
+	// groups follow NetworkTopologyStrategy dc1:RF (with RF <= Racks, one
+	// replica per rack), and every message between a client and a server
+	// takes SameRack or OtherRack one way instead of Network, times
+	// 1 + Jitter*u, u uniform in [-1, 1) drawn per message; 0 = no zones.
+	Racks int `json:",omitempty"`
+	// ClientRacks places client c in rack ClientRacks[c mod len] (1-based);
+	// nil = every client in rack1.
+	ClientRacks []int         `json:",omitempty"`
+	SameRack    time.Duration `json:",omitempty"` // one way within a rack; default 50us (with Racks)
+	OtherRack   time.Duration `json:",omitempty"` // one way between racks; default 500us (with Racks)
+	Jitter      float64       `json:",omitempty"` // default 0.2 (with Racks); -1 = none
 
 	Strategy string // a name of Strategies; default "tailroute"
 	Seed     uint64 // every random draw of the run follows from it
@@ -140,6 +155,20 @@ func (c Config) withDefaults() Config {
 	if c.Strategy == "" {
 		c.Strategy = "tailroute"
 	}
+	if c.Racks > 0 {
+		if c.SameRack == 0 {
+			c.SameRack = 50 * time.Microsecond
+		}
+		if c.OtherRack == 0 {
+			c.OtherRack = 500 * time.Microsecond
+		}
+		switch c.Jitter {
+		case 0:
+			c.Jitter = 0.2
+		case -1:
+			c.Jitter = 0
+		}
+	}
 	return c
 }
 
@@ -151,7 +180,11 @@ func (c Config) Validate() error {
 		return fmt.Errorf("vsim: Config.%s = %v, allowed %s", field, v, allowed)
 	}
 	badServer := func(list string, i, s int) error {
-		return bad(fmt.Sprintf("%s[%d].Server", list, i), s, fmt.Sprintf("0..%d", c.Servers-1))
+		f := fmt.Sprintf("%s[%d].Server", list, i)
+		if list == "PauseServers" {
+			f = fmt.Sprintf("%s[%d]", list, i)
+		}
+		return bad(f, s, fmt.Sprintf("0..%d", c.Servers-1))
 	}
 	switch {
 	case c.Servers < 1 || c.Servers > 10000:
@@ -190,6 +223,14 @@ func (c Config) Validate() error {
 		return bad("SkewDemand", c.SkewDemand, "(0, 1)")
 	case c.PauseEvery < 0 || c.PauseFor < 0 || c.PauseFor > 0 && c.PauseFor >= c.PauseEvery:
 		return bad("PauseFor", c.PauseFor, fmt.Sprintf("0..PauseEvery (%v), with PauseEvery >= 0", c.PauseEvery))
+	}
+	if err := c.validateZones(bad); err != nil {
+		return err
+	}
+	for i, s := range c.PauseServers {
+		if s < 0 || s >= c.Servers {
+			return badServer("PauseServers", i, s)
+		}
 	}
 	if _, ok := strategies[c.Strategy]; !ok {
 		return bad("Strategy", fmt.Sprintf("%q", c.Strategy), "one of "+StrategyNames())
@@ -230,6 +271,32 @@ func (c Config) Validate() error {
 			return badServer("Down", i, d.Server)
 		case d.At < 0 || d.Up != 0 && d.Up <= d.At:
 			return bad(fmt.Sprintf("Down[%d].Up", i), d.Up, "0 (never) or after At")
+		}
+	}
+	return nil
+}
+
+// validateZones checks the zone fields (c with its defaults).
+func (c Config) validateZones(bad func(field string, v any, allowed string) error) error {
+	if c.Racks == 0 {
+		if len(c.ClientRacks) > 0 || c.SameRack != 0 || c.OtherRack != 0 || c.Jitter != 0 {
+			return bad("Racks", c.Racks, "1..64 with ClientRacks, SameRack, OtherRack or Jitter (0 = no zones)")
+		}
+		return nil
+	}
+	switch {
+	case c.Racks < 0 || c.Racks > min(c.Servers, 64):
+		return bad("Racks", c.Racks, fmt.Sprintf("0..min(Servers, 64) (Servers = %d)", c.Servers))
+	case c.SameRack < 0 || c.SameRack > time.Second:
+		return bad("SameRack", c.SameRack, "0..1s")
+	case c.OtherRack < 0 || c.OtherRack > time.Second:
+		return bad("OtherRack", c.OtherRack, "0..1s")
+	case !(c.Jitter >= 0 && c.Jitter <= 1):
+		return bad("Jitter", c.Jitter, "0..1 (0 = default 0.2, -1 = none)")
+	}
+	for i, r := range c.ClientRacks {
+		if r < 1 || r > c.Racks {
+			return bad(fmt.Sprintf("ClientRacks[%d]", i), r, fmt.Sprintf("1..Racks (%d)", c.Racks))
 		}
 	}
 	return nil

@@ -46,7 +46,8 @@
 //     (Config.ReadRepair) as absim's shadow reads.
 //   - Replica groups: Uniform (one evenly spaced token per server: RF
 //     consecutive servers from a uniformly random first, as absim) or
-//     Ring (16 random tokens per server); SimpleStrategy.
+//     Ring (16 random tokens per server); SimpleStrategy (with zones
+//     NetworkTopologyStrategy).
 //   - The server-load signal: a poll from the engine's poller reaches the
 //     server a network hop later, reads its ReadStage row of
 //     system_views.thread_pools as the real simulator serves it (active =
@@ -54,6 +55,21 @@
 //     without queueing for a worker, and comes back a hop later.
 //   - The Oracle (strategy "oracle") reads each server's true queue and
 //     current mean service time.
+//   - Zones (Config.Racks, issue 43): server i in rack (i mod Racks)+1 of
+//     dc1, each client in a rack of Config.ClientRacks (default rack1),
+//     replica groups by NetworkTopologyStrategy dc1:RF (one replica per
+//     rack while RF <= Racks), and every message between a client and a
+//     server (request, answer, read repair, server-load poll) one way
+//     SameRack (default 50 us) or OtherRack (500 us) instead of Network,
+//     times 1 + Jitter*u (default 0.2, u uniform in [-1, 1), drawn per
+//     message from the run's seed), as ycsb-lite's sim.Network has it.
+//     The engine's hosts carry their racks; strategy "tailroute-rack" is
+//     told the client's (WithLocalRack), "rack-aware" is gocql's
+//     TokenAwareHostPolicy(RackAwareRoundRobinPolicy) with the client's
+//     rack (internal/peers.RackAware; ycsb-lite's gives every client the
+//     first node's rack, rack1). Result.OutOfZone counts the
+//     requests sent to a server out of their client's rack. Pauses can be
+//     limited to some servers (Config.PauseServers, staggered over them).
 //
 // Latency is measured from a request's arrival at its client to its
 // answer there (backlog and backpressure waits included); answers before
@@ -66,7 +82,10 @@
 // fails is not retried. No coordinator forwarding: the chosen replica
 // serves the request (the paper's model). No CPU cost of the client or of
 // the poll. Clients learn of a server going down at once. The network's
-// latency is constant. Arrivals are exponential (absim draws each of 200
+// latency is constant (with zones, per pair of racks plus its jitter): no
+// bandwidth, no queueing in the network, no loss, and one data center (no
+// latency between DCs); the cost of crossing zones is counted in
+// requests, not bytes. Arrivals are exponential (absim draws each of 200
 // generators' gaps as whole milliseconds from a Poisson distribution).
 // The engine's backpressure sleep parks the request's event, not a thread:
 // what the client does meanwhile goes on, as with goroutines.

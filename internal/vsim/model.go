@@ -98,6 +98,30 @@ type model struct {
 	res     *Result
 	polls   int64
 	retries int64
+
+	// zones (Config.Racks): each server's and client's rack, 1-based (nil
+	// without zones), the network's jitter, the requests sent and those
+	// sent out of their client's rack
+	srvRack, cliRack []int32
+	net              *rand.Rand
+	sent, outOfZone  int64
+}
+
+// delay is the one-way network latency of a message between client c and
+// server s: Config.Network, or with zones the pair's SameRack or OtherRack
+// with its jitter drawn.
+func (m *model) delay(c, s int32) time.Duration {
+	if m.srvRack == nil {
+		return m.cfg.Network
+	}
+	base := m.cfg.OtherRack
+	if m.cliRack[c] == m.srvRack[s] {
+		base = m.cfg.SameRack
+	}
+	if base <= 0 || m.cfg.Jitter == 0 {
+		return base
+	}
+	return time.Duration(float64(base) * (1 + m.cfg.Jitter*(2*m.net.Float64()-1)))
 }
 
 // errFailed is the answer of a failing server; errLost of one that went
@@ -215,7 +239,11 @@ func expDuration(rng *rand.Rand, mean float64) time.Duration {
 // probability Config.ReadRepair a shadow read to each other replica.
 func (m *model) dispatch(r *request, s int32) {
 	r.server, r.sent = s, m.s.now
-	m.s.at(m.s.now+m.cfg.Network, event{kind: evAtServer, r: r})
+	m.sent++
+	if m.srvRack != nil && m.cliRack[r.client] != m.srvRack[s] {
+		m.outOfZone++
+	}
+	m.s.at(m.s.now+m.delay(r.client, s), event{kind: evAtServer, r: r})
 	if m.cfg.ReadRepair == 0 || m.repair.Float64() >= m.cfg.ReadRepair {
 		return
 	}
@@ -229,7 +257,7 @@ func (m *model) dispatch(r *request, s int32) {
 		if sc != nil {
 			sc.repaired(o)
 		}
-		m.s.at(m.s.now+m.cfg.Network, event{kind: evAtServer, r: sh})
+		m.s.at(m.s.now+m.delay(r.client, o), event{kind: evAtServer, r: sh})
 	}
 }
 
@@ -293,7 +321,7 @@ func (m *model) done(r *request) {
 // answer sends r's response (err: its error) back to its client.
 func (m *model) answer(r *request, err error) {
 	r.err = err
-	m.s.at(m.s.now+m.cfg.Network, event{kind: evAtClient, r: r})
+	m.s.at(m.s.now+m.delay(r.client, r.server), event{kind: evAtClient, r: r})
 }
 
 func (m *model) atClient(r *request) {
@@ -411,7 +439,7 @@ func (m *model) poll(c, s int32) (active, queued int, completed int64, err error
 	if m.closed {
 		return 0, 0, 0, errLost
 	}
-	m.s.at(m.s.now+m.cfg.Network, event{kind: evPollAt, r: &request{poll: pc}})
+	m.s.at(m.s.now+m.delay(c, s), event{kind: evPollAt, r: &request{poll: pc}})
 	m.s.park()
 	return pc.active, pc.queued, pc.done, pc.err
 }
@@ -432,7 +460,7 @@ func (m *model) pollAt(pc *pollCall) {
 func (m *model) pollReply(pc *pollCall) {
 	sv := &m.servers[pc.server]
 	pc.active, pc.queued, pc.done = sv.busy, sv.queued(), sv.completed
-	m.s.at(m.s.now+m.cfg.Network, event{kind: evWake, p: pc.p})
+	m.s.at(m.s.now+m.delay(pc.client, pc.server), event{kind: evWake, p: pc.p})
 }
 
 // countIn counts one in window w of counts, growing it as needed.

@@ -23,6 +23,7 @@ type strategy struct {
 	doc      string
 	engine   func(Config) []tailroute.Option // nil: a Selector
 	payload  bool                            // the engine gets the servers' piggybacked feedback (no real Cassandra sends it)
+	rack     bool                            // the engine is told the client's rack (WithLocalRack)
 	selector func(selector.SelectorConfig) selector.Selector
 }
 
@@ -48,6 +49,9 @@ var strategies = map[string]strategy{
 		}},
 	"tailroute-p2c": {doc: "tailroute's power of two choices strategy (WithStrategy(P2C))",
 		engine: func(Config) []tailroute.Option { return []tailroute.Option{tailroute.WithStrategy(tailroute.P2C)} }},
+	"tailroute-rack": {doc: "tailroute told the client's rack (WithLocalRack, the zone rule with its default bound; rack1 without zones)",
+		engine: func(Config) []tailroute.Option { return nil }, rack: true},
+	"rack-aware":        {doc: "gocql v1.7.0 TokenAwareHostPolicy(RackAwareRoundRobinPolicy(dc1, the client's rack)): the replicas in the client's rack first, in ring order", selector: sel(peers.NewRackAware)},
 	"c3":                {doc: "the C3 paper's C3 exactly (absim): its score with n = clients, piggybacked feedback, CUBIC rate limiter and backlog", selector: paperbase.NewC3},
 	"lor":               {doc: "least outstanding requests from this client (the paper's LOR)", selector: paperbase.NewLOR},
 	"rr":                {doc: "round robin per replica group with C3's rate limiter and backlog (the paper's RR)", selector: paperbase.NewRRRateLimited},
@@ -88,9 +92,13 @@ type Result struct {
 	Polls    int64         // server-load polls sent (all clients)
 	Retries  int64         // a Selector's backpressure deferrals
 	Served   []int64       // requests each server received
-	Windows  [][]uint32    // requests each server received per Config.Window
-	PollWins [][]uint32    // server-load polls each server received per Config.Window
-	hist     *hdrhistogram.Histogram
+	// Sent is the requests sent to a server (attempts, measured or not;
+	// not read repairs), OutOfZone those sent to a server out of their
+	// client's rack (0 without zones).
+	Sent, OutOfZone int64
+	Windows         [][]uint32 // requests each server received per Config.Window
+	PollWins        [][]uint32 // server-load polls each server received per Config.Window
+	hist            *hdrhistogram.Histogram
 }
 
 func (r *Result) record(lat time.Duration) {
@@ -207,6 +215,7 @@ func Run(cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("vsim: %d processes still parked after the run (a scheduler bug)", m.s.procs)
 	}
 	m.res.Polls, m.res.Retries = m.polls, m.retries
+	m.res.Sent, m.res.OutOfZone = m.sent, m.outOfZone
 	m.res.Served = make([]int64, len(m.servers))
 	m.res.Windows = make([][]uint32, len(m.servers))
 	m.res.PollWins = make([][]uint32, len(m.servers))
@@ -220,6 +229,63 @@ func Run(cfg Config) (*Result, error) {
 	return m.res, nil
 }
 
+// OutOfZoneShare is the share of the requests sent out of their client's
+// rack (0 without zones).
+func (r *Result) OutOfZoneShare() float64 {
+	if r.Sent == 0 {
+		return 0
+	}
+	return float64(r.OutOfZone) / float64(r.Sent)
+}
+
+// replication is the keyspace's replication: SimpleStrategy, or with zones
+// NetworkTopologyStrategy dc1:RF.
+func (m *model) replication() (string, map[string]any) {
+	if m.cfg.Racks > 0 {
+		return "NetworkTopologyStrategy", map[string]any{"dc1": strconv.Itoa(m.cfg.RF)}
+	}
+	return "SimpleStrategy", map[string]any{"replication_factor": strconv.Itoa(m.cfg.RF)}
+}
+
+// rackName is the name of rack k (1-based; rack1 without zones).
+func rackName(k int32) string { return "rack" + strconv.Itoa(int(max(k, 1))) }
+
+// placeZones sets each server's and client's rack (Config.Racks).
+func (m *model) placeZones() {
+	cfg := m.cfg
+	if cfg.Racks == 0 {
+		return
+	}
+	m.net = rand.New(rand.NewPCG(cfg.Seed, 6))
+	m.srvRack = make([]int32, cfg.Servers)
+	for i := range m.srvRack {
+		m.srvRack[i] = int32(i%cfg.Racks + 1)
+	}
+	m.cliRack = make([]int32, cfg.Clients)
+	for c := range m.cliRack {
+		m.cliRack[c] = 1
+		if n := len(cfg.ClientRacks); n > 0 {
+			m.cliRack[c] = int32(cfg.ClientRacks[c%n])
+		}
+	}
+}
+
+// clientRack is client c's rack name (rack1 without zones).
+func (m *model) clientRack(c int) string {
+	if m.cliRack == nil {
+		return rackName(1)
+	}
+	return rackName(m.cliRack[c])
+}
+
+// place is server s's data center and rack, as a driver reads them.
+func (m *model) place(s int32) (dc, rack string) {
+	if m.srvRack == nil {
+		return "dc1", rackName(1)
+	}
+	return "dc1", rackName(m.srvRack[s])
+}
+
 // build makes the servers, the ring and the clients.
 func (m *model) build() error {
 	cfg := m.cfg
@@ -231,11 +297,13 @@ func (m *model) build() error {
 	}
 	nodes := make([]core.Node, cfg.Servers)
 	m.hosts = make([]*vhost, cfg.Servers)
+	m.placeZones()
 	for i := range m.servers {
 		m.servers[i] = server{phase: 1, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(1000+i)))}
 		id := fmt.Sprintf("s%03d", i)
-		h := &vhost{id: id, addr: fmt.Sprintf("10.%d.%d.%d:9042", i>>16&255, i>>8&255, i&255), idx: int32(i)}
-		nodes[i] = core.Node{ID: id, DC: "dc1", Rack: "rack1"}
+		dc, rack := m.place(int32(i))
+		h := &vhost{id: id, addr: fmt.Sprintf("10.%d.%d.%d:9042", i>>16&255, i>>8&255, i&255), rack: rack, idx: int32(i)}
+		nodes[i] = core.Node{ID: id, DC: dc, Rack: rack}
 		for k := 0; k < perServer; k++ {
 			t := int64(tokRand.Uint64())
 			if cfg.Placement == Uniform { // evenly spaced, in server order
@@ -246,7 +314,7 @@ func (m *model) build() error {
 		}
 		m.hosts[i] = h
 	}
-	rep, _, err := core.ParseReplication("SimpleStrategy", map[string]any{"replication_factor": strconv.Itoa(cfg.RF)})
+	rep, _, err := core.ParseReplication(m.replication())
 	if err != nil {
 		return err
 	}
@@ -260,7 +328,11 @@ func (m *model) build() error {
 	for i := range m.clients {
 		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(1_000_000+i)))
 		if st.engine != nil {
-			c, err := newEngineClient(m, int32(i), rng, st.engine(cfg))
+			opts := st.engine(cfg)
+			if st.rack {
+				opts = append(opts, tailroute.WithLocalRack(m.clientRack(i)))
+			}
+			c, err := newEngineClient(m, int32(i), rng, opts)
 			c.payload = st.payload
 			if err != nil {
 				return err
@@ -269,7 +341,8 @@ func (m *model) build() error {
 			continue
 		}
 		m.clients[i] = &selectorClient{m: m, backlog: map[int32][]*request{},
-			sel: st.selector(selector.SelectorConfig{Rand: rng, Clients: cfg.Clients, Env: m})}
+			sel: st.selector(selector.SelectorConfig{Rand: rng, Clients: cfg.Clients, Env: m,
+				LocalDC: "dc1", LocalRack: m.clientRack(i), Place: m.place})}
 	}
 	return nil
 }
@@ -283,8 +356,13 @@ func (m *model) start() {
 		if cfg.FluctuationT > 0 {
 			m.s.at(0, event{kind: evFlip, i: s})
 		}
-		if cfg.PauseEvery > 0 {
+		if cfg.PauseEvery > 0 && cfg.PauseServers == nil {
 			m.s.at(cfg.PauseEvery*time.Duration(i)/time.Duration(cfg.Servers)+cfg.PauseEvery/2, event{kind: evPause, i: s})
+		}
+	}
+	for j, s := range cfg.PauseServers { // staggered over the listed servers
+		if cfg.PauseEvery > 0 {
+			m.s.at(cfg.PauseEvery*time.Duration(j)/time.Duration(len(cfg.PauseServers))+cfg.PauseEvery/2, event{kind: evPause, i: int32(s)})
 		}
 	}
 	for _, d := range cfg.Down {

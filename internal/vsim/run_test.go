@@ -1,6 +1,7 @@
 package vsim
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"sort"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tailroute/tailroute/internal/core"
 )
 
 // small is a cell that runs in well under a second: 10 servers, one 5x
@@ -161,4 +163,70 @@ func TestRoundRobinDispersionIsPoisson(t *testing.T) {
 	d := res.Dispersion()
 	sort.Float64s(d)
 	assert.InDelta(t, 1, d[len(d)/2], 0.3)
+}
+
+// zoneCell is a small zone cell: 6 servers in 3 racks, 4 clients in rack1.
+func zoneCell(strategy string) Config {
+	return Config{Servers: 6, Clients: 4, Requests: 3000, Utilization: 1.0 / 6, Threads: 8, Racks: 3,
+		Strategy: strategy, Seed: 1}
+}
+
+// Zones: NetworkTopologyStrategy puts one replica of every key in each
+// rack; rack-aware never leaves the clients' rack, tailroute-rack leaves
+// it less than tailroute; the runs repeat; a message's delay is its
+// pair's, within the jitter.
+func TestZones(t *testing.T) {
+	m := &model{cfg: zoneCell("tailroute").withDefaults()}
+	m.s = newSched(m.handle)
+	require.NoError(t, m.build())
+	for k := range uint64(200) {
+		var key [8]byte
+		binary.BigEndian.PutUint64(key[:], k*0x9e3779b97f4a7c15)
+		racks := map[int32]bool{}
+		for _, s := range m.rm.Lookup(core.Murmur3Token(key[:])) {
+			racks[m.srvRack[s]] = true
+		}
+		require.Len(t, racks, 3, "key %d", k)
+	}
+	for range 1000 {
+		in, out := m.delay(0, 0), m.delay(0, 1) // client 0 and server 0 in rack1, server 1 in rack2
+		require.True(t, in >= 40*time.Microsecond && in <= 60*time.Microsecond, in)
+		require.True(t, out >= 400*time.Microsecond && out <= 600*time.Microsecond, out)
+	}
+
+	share := map[string]float64{}
+	for _, st := range []string{"tailroute-rack", "tailroute", "rack-aware", "oracle"} {
+		a, err := Run(zoneCell(st))
+		require.NoError(t, err, st)
+		b, err := Run(zoneCell(st))
+		require.NoError(t, err, st)
+		require.Equal(t, fingerprint(a), fingerprint(b), st)
+		require.Equal(t, a.OutOfZone, b.OutOfZone, st)
+		assert.Equal(t, int64(3000), a.Sent, st)
+		share[st] = a.OutOfZoneShare()
+	}
+	assert.Zero(t, share["rack-aware"])
+	assert.Greater(t, share["tailroute"], 0.4)
+	assert.Less(t, share["tailroute-rack"], share["tailroute"]/2)
+
+	res, err := Run(small("tailroute"))
+	require.NoError(t, err)
+	assert.Zero(t, res.OutOfZone, "no zones: nothing counted")
+}
+
+func TestValidateZones(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Servers: 2, RF: 1, Racks: 3}, "Config.Racks = 3, allowed 0..min(Servers, 64)"},
+		{Config{ClientRacks: []int{1}}, "Config.Racks = 0, allowed 1..64 with ClientRacks"},
+		{Config{Racks: 3, ClientRacks: []int{1, 4}}, "Config.ClientRacks[1] = 4, allowed 1..Racks (3)"},
+		{Config{Racks: 3, Jitter: 2}, "Config.Jitter = 2, allowed 0..1"},
+		{Config{PauseServers: []int{50}}, "Config.PauseServers[0] = 50, allowed 0..49"},
+	} {
+		_, err := Run(c.cfg)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), c.want)
+	}
 }
