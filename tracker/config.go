@@ -50,8 +50,14 @@ type Config struct {
 	// mostly of its latest answers instead of answers from seconds ago, so
 	// a host that was slow and is fast again is seen to be fast after a few
 	// requests, not after ten. The estimate ages as in Finagle's Peak-EWMA
-	// (weight exp(-dt/tau) per sample). Default 250ms; negative = off
-	// (plain EWMA). Allowed 1ms..1h or negative.
+	// (weight exp(-dt/tau) per sample). Server feedback (q_s and 1/mu_s,
+	// Router.Feedback) ages the same way, dt being the time since the
+	// host's last feedback: at the C3 paper's scale a client hears from a
+	// host a few times a second, and without it a server's feedback
+	// averages over seconds of a load that changes every 100 ms
+	// (tailroute+payload's p99 1.1-1.3x lower in Figure 14 of cmd/vsim).
+	// Default 250ms; negative = off (plain EWMA). Allowed 1ms..1h or
+	// negative.
 	AgeDecay time.Duration
 	// SampleCap (c) bounds every sample that moves R_s to c*R_s. A stall
 	// (a GC pause, a frozen process) returns its few trapped requests at

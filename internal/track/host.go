@@ -69,6 +69,7 @@ type Host struct {
 	svc      ewma         // 1/mu_s from feedback, nanoseconds
 	queue    ewma         // q_s from feedback
 	lastResp atomic.Int64 // clock time of the last response (or of the reset)
+	lastFb   atomic.Int64 // clock time of the last Feedback (or of the reset)
 	owedFrom atomic.Int64 // clock time the outstanding count last rose from 0
 	probedAt atomic.Int64 // clock time of the last ClaimProbe that succeeded
 	samples  atomic.Uint64
@@ -98,6 +99,7 @@ func newHost(id string, t *Tracker, now time.Duration) *Host {
 	h.health.init(t.cfg.HealthBucket, now)
 	h.rate.init(&t.cfg.Rate, now, t.off.On(RuleFullRate))
 	h.lastResp.Store(int64(now))
+	h.lastFb.Store(int64(now))
 	h.owedFrom.Store(int64(now))
 	return h
 }
@@ -189,11 +191,16 @@ func (h *Host) Observe(now, latency time.Duration, o Outcome) {
 }
 
 // sampleWeight is the weight alpha' of a new R_s sample at now
-// (Config.AgeDecay): 1-(1-alpha)*exp(-dt/tau), dt the time since the last
-// response.
+// (Config.AgeDecay): ageWeight of the time since the last response.
 func (h *Host) sampleWeight(now time.Duration) float64 {
+	return h.ageWeight(now - time.Duration(h.lastResp.Load()))
+}
+
+// ageWeight is 1-(1-alpha)*exp(-dt/tau) (Config.AgeDecay), the weight of
+// a sample that comes dt after the one before it; alpha when AgeDecay is
+// off.
+func (h *Host) ageWeight(dt time.Duration) float64 {
 	a, tau := h.t.cfg.EWMAAlpha, h.t.cfg.AgeDecay
-	dt := now - time.Duration(h.lastResp.Load())
 	if tau <= 0 || dt <= 0 {
 		return a
 	}
@@ -218,9 +225,11 @@ func (h *Host) failureRaises(latency time.Duration) bool {
 }
 
 // Feedback records server-reported queue size (q_s) and service time
-// (1/mu_s), smoothed by EWMA.
+// (1/mu_s), smoothed by EWMA with the age-weighted alpha' of R_s
+// (Config.AgeDecay), dt being the time since the host's last Feedback.
 func (h *Host) Feedback(queueSize float64, serviceTime time.Duration) {
-	a := h.t.cfg.EWMAAlpha
+	now := h.t.clock.Now()
+	a := h.ageWeight(now - time.Duration(h.lastFb.Swap(int64(now))))
 	if queueSize >= 0 {
 		h.queue.add(queueSize, a)
 	}
@@ -249,6 +258,7 @@ func (h *Host) Reset() {
 	h.health.reset(now)
 	h.rate.reset(now)
 	h.lastResp.Store(int64(now))
+	h.lastFb.Store(int64(now))
 	h.owedFrom.Store(int64(now))
 	h.orphaned.Store(0)
 	h.orphanedSent.Store(0)

@@ -198,6 +198,33 @@ func TestAgeDecay(t *testing.T) {
 	assert.Greater(t, plainSlow.Snapshot().ResponseTime, 20*time.Millisecond, "plain EWMA: 0.9^5 of the old")
 }
 
+// TestFeedbackAgeDecay: the server's feedback (q_s, 1/mu_s) ages as R_s
+// does, dt being the time since the host's last feedback: back to back it
+// averages with alpha, after tau it keeps 0.9/e of the old estimate, and
+// with AgeDecay off it is the plain EWMA.
+func TestFeedbackAgeDecay(t *testing.T) {
+	tr, clk := newTest(t, nil)
+	h := tr.Host("a")
+	h.Feedback(10, 10*time.Millisecond)
+	h.Feedback(0, 0) // dt = 0: alpha
+	v := h.View(tr.Now())
+	assert.InDelta(t, 9, v.QueueSize, 1e-9)
+	assert.InDelta(t, 9e6, v.ServiceTime, 1e-3)
+	clk.Advance(250 * time.Millisecond)
+	h.Feedback(0, 0) // dt = tau
+	w := 0.9 * math.Exp(-1)
+	v = h.View(tr.Now())
+	assert.InDelta(t, 9*w, v.QueueSize, 1e-9)
+	assert.InDelta(t, 9e6*w, v.ServiceTime, 1e-3)
+
+	pt, pclk := newTest(t, func(c *tracker.Config) { c.AgeDecay = -1 })
+	p := pt.Host("a")
+	p.Feedback(10, 10*time.Millisecond)
+	pclk.Advance(time.Second)
+	p.Feedback(0, 0)
+	assert.InDelta(t, 9, p.View(pt.Now()).QueueSize, 1e-9, "plain EWMA: alpha whatever the gap")
+}
+
 func TestEWMA(t *testing.T) {
 	var e ewma
 	_, ok := e.get()
