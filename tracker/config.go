@@ -55,7 +55,8 @@ type Config struct {
 	// host's last feedback: at the C3 paper's scale a client hears from a
 	// host a few times a second, and without it a server's feedback
 	// averages over seconds of a load that changes every 100 ms
-	// (tailroute+payload's Figure 14 p99 in cmd/vsim: 0.79-1.01x without).
+	// (with it, tailroute+payload's Figure 14 p99 in cmd/vsim is 0.79-1.01x
+	// its p99 without).
 	// Default 250ms; negative = off (plain EWMA). Allowed 1ms..1h or
 	// negative.
 	AgeDecay time.Duration
