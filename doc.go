@@ -56,12 +56,12 @@
 // local hosts is ranked instead of the replicas.
 //
 // Strategies. C3 (the default): health first (see Health), then by score
-// (see The C3 score), busy hosts last while a majority of the replicas is
-// healthy (WithBusy), the known-slow rule (see The C3 score) and the zone
+// (see The C3 score), the known-slow rule (see The C3 score) and the zone
 // rule (see Zones), a failing replica's recovery probe first (WithProbe),
-// then the rate rule (see Rate control). P2C: health first, then the DataStax drivers' power of
-// two random choices on in-flight counts, busy hosts last, probes as for C3.
-// RoundRobin: rotation over the replicas, the baseline.
+// then the rate rule (see Rate control). P2C: health first, then the
+// DataStax drivers' power of two random choices on in-flight counts, busy
+// hosts last while a majority of the replicas is not busy (WithBusy),
+// probes as for C3. RoundRobin: rotation over the replicas, the baseline.
 //
 // # The C3 score
 //
@@ -230,9 +230,8 @@
 //     are raised to it. As the rule's evidence fades while the replica is
 //     avoided, it is taken back once the evidence has faded and left again
 //     at its first slow answer;
-//   - its health: busy (WithBusy) and materially less healthy
-//     (WithHealthTolerance) replicas are not eligible, so a local replica
-//     that is busy or fails is left at once.
+//   - its health: materially less healthy (WithHealthTolerance) replicas
+//     are not eligible, so a local replica that fails is left at once.
 //
 // One that serves slower is left once its expected response passes b
 // times the best (a local replica 2x slower than the others, or with a

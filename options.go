@@ -107,11 +107,14 @@ func WithTailTerm(k float64) Option {
 	})
 }
 
-// WithBusy sets the busy-node rule (DataStax): a host with at least
-// minInFlight requests in flight and no response for noResponse is put last
-// while a strict majority of the replicas is healthy; it stays in the plan
-// for retries and speculative attempts. Default 10 and 200ms. Allowed
-// minInFlight 1..1e6, noResponse 1ms..1m.
+// WithBusy sets the P2C strategy's busy-node rule (the DataStax drivers'):
+// a host with at least minInFlight requests in flight and no response for
+// noResponse is put last while a strict majority of the replicas is not
+// busy; it stays in the plan for retries and speculative attempts. C3 has
+// no such rule: its stall rule (WithStall) and W_s shrinking with silence
+// leave such a host first. HostStats.Busy reports the condition for every
+// strategy. Default 10 and 200ms. Allowed minInFlight 1..1e6, noResponse
+// 1ms..1m.
 func WithBusy(minInFlight int, noResponse time.Duration) Option {
 	return route("WithBusy", func(s *settings.Set) {
 		if minInFlight < 1 || minInFlight > 1e6 {
@@ -290,8 +293,8 @@ func WithLocalRack(rack string) Option {
 // local replica with a request or two in flight stays within it (its
 // expected response is 1.0-1.3 times an idle remote's), and a local
 // replica serving 2x slower, measured slow by the known-slow rule's
-// evidence, silent for longer than the bound allows, stalled (WithStall),
-// busy (WithBusy) or failing (WithHealthTolerance) is left (see "Zones" in
+// evidence, silent for longer than the bound allows, stalled (WithStall)
+// or failing (WithHealthTolerance) is left (see "Zones" in
 // the package doc). 1 keeps a request in its zone only while its replica
 // is expected to be the fastest. Allowed 1..100.
 func WithZoneBound(bound float64) Option {

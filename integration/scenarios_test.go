@@ -237,10 +237,7 @@ func TestFiveNodes(t *testing.T) {
 
 // pausedReplica freezes one of five nodes (RF 3, so it is a replica of 3/5
 // of the keys) with docker pause for 2 s under 16 closed-loop readers, first
-// with tailroute, then with token-aware round robin, and compares. 16 readers
-// because the policy's busy-node rule needs 10 requests in flight on a host
-// (default): with 8 readers C3 alone keeps sending ~2% of attempts to the
-// frozen node and the p99 sits at the client timeout like round robin's.
+// with tailroute, then with token-aware round robin, and compares.
 func pausedReplica(t *testing.T, c *cluster) {
 	const keys, workers, pauseFor = 300, 16, 2 * time.Second
 	setup, _ := session(t, []string{c.nodes[0].ip}, "", tokenAwareRR)

@@ -162,29 +162,18 @@ func cands(scores ...float64) []Candidate {
 	return c
 }
 
-func TestOrderByScoreAndBusyRule(t *testing.T) {
+// TestOrderByScore: C3 ranks by score alone; a busy candidate (the
+// DataStax condition, P2C's rule) keeps its place.
+func TestOrderByScore(t *testing.T) {
 	r := Rand(1)
 	c := cands(3, 1, 2)
 	assert.Equal(t, 3, OrderByScore(c, &r))
 	assert.Equal(t, []int32{1, 2, 0}, hosts(c))
 
-	// one busy of three: healthy majority -> busy last even though best score
 	c = cands(3, 1, 2)
 	c[1].Busy = true
-	assert.Equal(t, 2, OrderByScore(c, &r))
-	assert.Equal(t, []int32{2, 0, 1}, hosts(c))
-
-	// two busy of three: no healthy majority -> rule ignored
-	c = cands(3, 1, 2)
-	c[1].Busy, c[2].Busy = true, true
 	assert.Equal(t, 3, OrderByScore(c, &r))
 	assert.Equal(t, []int32{1, 2, 0}, hosts(c))
-
-	// one busy of two: 1 healthy is not a strict majority -> ignored
-	c = cands(1, 2)
-	c[0].Busy = true
-	assert.Equal(t, 2, OrderByScore(c, &r))
-	assert.EqualValues(t, 0, c[0].Host)
 }
 
 func hosts(c []Candidate) []int32 {
@@ -250,6 +239,21 @@ func TestP2CPicksLessLoaded(t *testing.T) {
 		c[0].Busy = true
 		assert.Equal(t, 2, OrderP2C(c, &r))
 		assert.EqualValues(t, 0, c[2].Host)
+	}
+	// two busy of three: no healthy majority, the rule is ignored
+	last := map[int32]bool{}
+	for i := 0; i < 100; i++ {
+		c := cands(0, 0, 0)
+		c[0].Busy, c[1].Busy = true, true
+		assert.Equal(t, 3, OrderP2C(c, &r))
+		last[c[2].Host] = true
+	}
+	assert.Len(t, last, 3, "any host may be last")
+	// one busy of two: 1 healthy is not a strict majority
+	for i := 0; i < 100; i++ {
+		c := cands(0, 0)
+		c[0].Busy = true
+		assert.Equal(t, 2, OrderP2C(c, &r))
 	}
 }
 

@@ -44,8 +44,8 @@ func TestDemoteUnhealthyWeights(t *testing.T) {
 }
 
 // TestDemotedGoLastInEveryOrdering: a demoted replica is behind the others
-// in C3 order even with the best score, behind busy ones too, and never one
-// of P2C's two choices even with the fewest requests in flight.
+// in C3 order even with the best score, and in P2C's behind busy ones too
+// and never one of the two choices even with the fewest requests in flight.
 func TestDemotedGoLastInEveryOrdering(t *testing.T) {
 	r := Rand(9)
 	c := cands(1, 5, 3)
@@ -56,8 +56,9 @@ func TestDemotedGoLastInEveryOrdering(t *testing.T) {
 	c = cands(1, 5, 3, 4)
 	c[0].Demoted = true
 	c[1].Busy = true
-	assert.Equal(t, 2, OrderByScore(c, &r), "busy rule among the healthy: 2 of 3 not busy")
-	assert.Equal(t, []int32{2, 3, 1, 0}, hosts(c))
+	assert.Equal(t, 2, OrderP2C(c, &r), "busy rule among the healthy: 2 of 3 not busy")
+	assert.EqualValues(t, 1, c[2].Host, "busy behind the healthy")
+	assert.EqualValues(t, 0, c[3].Host, "demoted behind the busy")
 
 	for i := 0; i < 1000; i++ {
 		c := cands(0, 0, 0)

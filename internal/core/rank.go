@@ -52,7 +52,7 @@ type Candidate struct {
 	Success  float32 // rolling success rate 0..1 (DemoteUnhealthy reads it); float32 keeps Candidate at 32 bytes
 	Score    float64 // lower is better (C3: Psi_s adjusted by the caller)
 	InFlight int64   // os_s (P2C compares these)
-	Busy     bool    // DataStax busy-node condition
+	Busy     bool    // DataStax busy-node condition (OrderP2C reads it)
 	InRate   bool    // within its sending rate (Algorithm 1)
 	Demoted  bool    // materially less healthy than the best (DemoteUnhealthy): ordered last
 	tie      uint32
@@ -126,20 +126,17 @@ func sortByScore(c []Candidate) {
 }
 
 // OrderByScore orders candidates for C3: demoted hosts (DemoteUnhealthy)
-// last, before them busy hosts last while a majority of the others is
-// healthy, each group by ascending score. Exact ties are broken by a random
+// last, each group by ascending score. Exact ties are broken by a random
 // key, so identical hosts get a spread of first picks. It returns the
-// number of candidates eligible as first choice.
+// number of candidates eligible as first choice (those not demoted).
 func OrderByScore(c []Candidate, r *Rand) int {
 	for i := range c {
 		c[i].tie = uint32(r.Next())
 	}
 	kept := demotedLast(c)
-	eligible := busyLast(c[:kept])
-	sortByScore(c[:eligible])
-	sortByScore(c[eligible:kept])
+	sortByScore(c[:kept])
 	sortByScore(c[kept:])
-	return eligible
+	return kept
 }
 
 // promote moves c[i] to the front, keeping the order of the others.

@@ -65,18 +65,17 @@ func (st *queryState[H, S]) rank() {
 }
 
 // rankC3 implements Algorithm 1 with the C3 score: materially less healthy
-// replicas last (core.DemoteUnhealthy), sort by score (busy hosts last while
-// a majority is healthy), probe a demoted replica when one is due, then
-// send to the first replica within its rate; if none is, wait for the next
-// rate window (bounded by MaxBackpressureWait) and then send to the best
-// within rate, or to the best replica anyway.
+// replicas last (core.DemoteUnhealthy), sort by score, probe a demoted
+// replica when one is due, then send to the first replica within its rate;
+// if none is, wait for the next rate window (bounded by
+// MaxBackpressureWait) and then send to the best within rate, or to the
+// best replica anyway.
 func (st *queryState[H, S]) rankC3(c []core.Candidate) {
 	p := st.r
 	t := st.tbl
 	cfg := &p.cfg
 	now := p.clock.Now()
 	st.now, st.haveNow = now, true
-	busyN := int64(cfg.BusyInFlight)
 	limited := p.rateLimited()
 	zone := cfg.LocalRack != ""
 	var known [maxCand]knownService
@@ -88,7 +87,6 @@ func (st *queryState[H, S]) rankC3(c []core.Candidate) {
 			known[k] = knownOf(c[k].Host, v, p.expectedResponse(v, now))
 		}
 		c[k].InFlight = v.Outstanding()
-		c[k].Busy = v.Busy(busyN, cfg.BusyNoResponse)
 		c[k].Success = float32(v.SuccessRate)
 		if limited {
 			c[k].InRate = !p.stalled(v) && h.WithinRate(now)

@@ -2,7 +2,7 @@
 // policies of package policy (gocql v1) and apache/policy (the Apache
 // Cassandra Go driver v2): the host table, token-aware replica sets, the
 // three ranking strategies (C3, P2C, RoundRobin) with rate control, the
-// busy, stall and health rules, and the pooled per-query plan whose hosts
+// stall and health rules (and P2C's busy rule), and the pooled per-query plan whose hosts
 // are handed out and marked. It imports no driver: a driver's adapter
 // instantiates Router with its host type (H) and its SelectedHost interface
 // (S), and translates queries, keyspace metadata, errors and session

@@ -35,8 +35,8 @@ func (r *Router[H, S]) inZone(e *hostEntry[H]) bool {
 // least that: a pause is left well before the stall threshold), and R_s
 // and 1/mu_s raised to the service time the known-slow rule credits it
 // with (slowService) when that is at least slowServiceRatio x the fastest
-// other eligible replica's. Busy and
-// demoted (unhealthy) candidates are not eligible, so they are never kept.
+// other eligible replica's. Demoted (unhealthy) candidates are not
+// eligible, so they are never kept.
 func (st *queryState[H, S]) keepInZone(c []core.Candidate, eligible int, known []knownService, now time.Duration) {
 	p := st.r
 	if eligible < 2 {

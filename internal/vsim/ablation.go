@@ -24,7 +24,6 @@ func ablations() []ablation {
 		{"tail-term", "k = 0, the paper's score (WithTailTerm(0))", []tailroute.Option{tailroute.WithTailTerm(0)}},
 		{"rate-control", "no CUBIC rate control nor backpressure (WithRateControl(false))", []tailroute.Option{tailroute.WithRateControl(false)}},
 		{"backpressure", "no wait when every replica is over its rate (WithMaxBackpressureWait(0))", []tailroute.Option{tailroute.WithMaxBackpressureWait(0)}},
-		{"busy", "no busy-node rule (WithBusy(1e6, 1m))", []tailroute.Option{tailroute.WithBusy(1e6, time.Minute)}},
 		{"probe", "no recovery probes of a failing host (WithProbe(1h))", []tailroute.Option{tailroute.WithProbe(time.Hour)}},
 		{"health", "no health cascade (WithHealthTolerance(1))", []tailroute.Option{tailroute.WithHealthTolerance(1)}},
 		{"stall", "no stall rule (WithStall(1000, 1m))", []tailroute.Option{tailroute.WithStall(1000, time.Minute)}},
