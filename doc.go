@@ -242,7 +242,21 @@
 // out of the zone whenever its replica has one, while E_s grows by a
 // service time over W_s per request ahead. b is what the zone may cost:
 // 1.5 lets a request wait up to half again its best expected response to
-// stay in the zone. Probes (WithProbe) and the rate rule still send some
+// stay in the zone.
+//
+// A pause is remembered: once an in-zone replica has owed an answer for
+// three times its stall threshold (WithStall: max(StallMin, StallFactor x
+// R_s), 30 ms at the least), which its own latency tails do not reach and
+// a stop-the-world pause does, no in-zone replica goes first for 10 s
+// after the last such reading, and the client ranks by the score alone.
+// The silence reading leaves a pausing replica only once the client's own
+// requests are caught, and while the zone is preferred its replicas carry
+// most of the client's load, so in a zone whose nodes pause again (GC)
+// each pause would catch more of its requests than without the rack. The
+// cost: a zone whose replicas pause more often than every 10 s is not
+// preferred.
+//
+// Probes (WithProbe) and the rate rule still send some
 // requests elsewhere. Every attempt
 // handed out to a host out of the zone is counted (Counters.OutOfZone,
 // HostStats.OutOfZone; queries pinned to a host are not), whatever the

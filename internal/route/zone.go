@@ -2,11 +2,16 @@ package route
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/tailroute/tailroute/internal/core"
+	"github.com/tailroute/tailroute/internal/track"
 )
 
 // The zone rule (package tailroute, "Zones"): with WithLocalRack the
@@ -36,7 +41,8 @@ func (r *Router[H, S]) inZone(e *hostEntry[H]) bool {
 // and 1/mu_s raised to the service time the known-slow rule credits it
 // with (slowService) when that is at least slowServiceRatio x the fastest
 // other eligible replica's. Demoted (unhealthy) candidates are not
-// eligible, so they are never kept.
+// eligible, so they are never kept. None is kept while the pause memory
+// is on (zonePaused).
 func (st *queryState[H, S]) keepInZone(c []core.Candidate, eligible int, known []knownService, now time.Duration) {
 	p := st.r
 	if eligible < 2 {
@@ -58,7 +64,7 @@ func (st *queryState[H, S]) keepInZone(c []core.Candidate, eligible int, known [
 	}
 	h := hosts[c[z].Host].h
 	v := h.View(now)
-	if p.stalled(v) {
+	if p.zonePaused(v, now) || p.stalled(v) {
 		return
 	}
 	kz := lookupKnown(known, c[z].Host)
@@ -80,6 +86,49 @@ func (st *queryState[H, S]) keepInZone(c []core.Candidate, eligible int, known [
 	if local <= p.cfg.ZoneBound*best {
 		core.PromoteHost(c, c[z].Host)
 	}
+}
+
+// The pause memory (package tailroute, "Zones"): a silence of
+// zonePauseStalls stall thresholds (WithStall) is a pause, and no in-zone
+// replica is kept for zonePauseMemory after the last such reading. In
+// cmd/vsim's healthy zone cell 2 fires on the replicas' own latency tails
+// (0.7 points more requests out of zone) and 2.5 and 3 never do; any
+// memory longer than the pause cell's period (2 s) measures the same
+// there (docs/experiments/zone-aware.md).
+const (
+	zonePauseStalls = 3.0
+	zonePauseMemory = 10 * time.Second
+)
+
+// zonePauses holds each router's pause memory, keyed by its tracker and
+// dropped with it: the clock time until which no in-zone replica is kept
+// (an *atomic.Int64). zonePauseSeen is set once any router has one, so
+// until then zonePaused costs an atomic load.
+var (
+	zonePauses    sync.Map // weak.Pointer[track.Tracker] -> *atomic.Int64
+	zonePauseSeen atomic.Bool
+)
+
+// zonePaused reports whether the zone rule's pause memory is on at now,
+// after recording a pause if v, the in-zone replica's view, shows one.
+func (r *Router[H, S]) zonePaused(v track.View, now time.Duration) bool {
+	if v.Silence > 0 && float64(v.Silence) >= zonePauseStalls*max(float64(r.cfg.StallMin), r.cfg.StallFactor*v.ResponseTime) {
+		k := weak.Make(r.tr)
+		m, loaded := zonePauses.LoadOrStore(k, new(atomic.Int64))
+		if !loaded {
+			runtime.AddCleanup(r.tr, func(k weak.Pointer[track.Tracker]) { zonePauses.Delete(k) }, k)
+			zonePauseSeen.Store(true)
+		}
+		until, at := m.(*atomic.Int64), int64(now+zonePauseMemory)
+		for old := until.Load(); old < at && !until.CompareAndSwap(old, at); old = until.Load() {
+		}
+		return true
+	}
+	if !zonePauseSeen.Load() {
+		return false
+	}
+	m, ok := zonePauses.Load(weak.Make(r.tr))
+	return ok && now < time.Duration(m.(*atomic.Int64).Load())
 }
 
 // countZone counts an attempt handed out to e when e is out of the

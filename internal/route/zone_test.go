@@ -125,6 +125,40 @@ func TestZoneRuleLeavesSilentAndFailingLocalReplica(t *testing.T) {
 	assert.Zero(t, firsts(r2, 100)["h0"], "failing local replica (demoted): left")
 }
 
+// A local replica silent for three times its stall threshold (R_s 1.2
+// ms: max(StallMin 10 ms, 4 R_s) x 3 = 30 ms) has paused: once it answers,
+// no in-zone replica is kept for 10 s (the client ranks by the score
+// alone, which puts the 1.2 ms replica behind the 1 ms ones), while one
+// silent for 29 ms is taken back as soon as it answers.
+func TestZoneRuleRemembersAPause(t *testing.T) {
+	var logs []string
+	r, clk := zoneRouter(t, &logs, tailroute.WithLocalRack("r1"))
+	fresh := func() {
+		observe(r, "h0", 30, 1200*time.Microsecond)
+		observe(r, "h1", 30, time.Millisecond)
+		observe(r, "h2", 30, time.Millisecond)
+	}
+	fresh()
+	require.Equal(t, 100, firsts(r, 100)["h0"], "within the bound: kept ahead of the faster ones")
+	silent := func(d time.Duration) {
+		stuck := r.Pick(Query{})().(rackSel)
+		require.Equal(t, "h0", stuck.Info().id)
+		clk.Advance(d)
+		require.Zero(t, firsts(r, 100)["h0"], "silent %v: left", d)
+		stuck.Mark(nil)
+	}
+	silent(29 * time.Millisecond)
+	assert.Equal(t, 100, firsts(r, 100)["h0"], "silent 29 ms, answered: back in zone")
+	silent(30 * time.Millisecond)
+	assert.Zero(t, firsts(r, 100)["h0"], "silent 30 ms, answered: a pause, not kept")
+	clk.Advance(9 * time.Second)
+	fresh()
+	assert.Zero(t, firsts(r, 100)["h0"], "9 s after the pause: still not kept")
+	clk.Advance(time.Second)
+	fresh()
+	assert.Equal(t, 100, firsts(r, 100)["h0"], "10 s after: kept again")
+}
+
 // A local replica the client measured 5x slower is left; once its
 // estimates fade while it is avoided (after 3.5 s without an answer its
 // R_s is pulled to within 1.33x the others', ForgetAfter) it is taken back
