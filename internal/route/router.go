@@ -90,6 +90,8 @@ type Router[H HostInfo, S any] struct {
 	requests atomic.Uint64                          // plans handed out while polled: what earns poll credit (WithPollBudget)
 	offTold  atomic.Bool                            // a host without the polled table was logged
 
+	zonePausedUntil atomic.Int64 // clock time until which no in-zone replica is kept (the zone rule's pause memory, zone.go)
+
 	rand64 func() uint64 // the engine's randomness (WithRand)
 	spawn  func(func())  // starts background work (WithSpawn)
 }

@@ -2,13 +2,9 @@ package route
 
 import (
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
-	"weak"
 
 	"github.com/tailroute/tailroute/internal/core"
 	"github.com/tailroute/tailroute/internal/track"
@@ -100,35 +96,16 @@ const (
 	zonePauseMemory = 10 * time.Second
 )
 
-// zonePauses holds each router's pause memory, keyed by its tracker and
-// dropped with it: the clock time until which no in-zone replica is kept
-// (an *atomic.Int64). zonePauseSeen is set once any router has one, so
-// until then zonePaused costs an atomic load.
-var (
-	zonePauses    sync.Map // weak.Pointer[track.Tracker] -> *atomic.Int64
-	zonePauseSeen atomic.Bool
-)
-
 // zonePaused reports whether the zone rule's pause memory is on at now,
 // after recording a pause if v, the in-zone replica's view, shows one.
 func (r *Router[H, S]) zonePaused(v track.View, now time.Duration) bool {
 	if v.Silence > 0 && float64(v.Silence) >= zonePauseStalls*max(float64(r.cfg.StallMin), r.cfg.StallFactor*v.ResponseTime) {
-		k := weak.Make(r.tr)
-		m, loaded := zonePauses.LoadOrStore(k, new(atomic.Int64))
-		if !loaded {
-			runtime.AddCleanup(r.tr, func(k weak.Pointer[track.Tracker]) { zonePauses.Delete(k) }, k)
-			zonePauseSeen.Store(true)
-		}
-		until, at := m.(*atomic.Int64), int64(now+zonePauseMemory)
-		for old := until.Load(); old < at && !until.CompareAndSwap(old, at); old = until.Load() {
+		at := int64(now + zonePauseMemory)
+		for old := r.zonePausedUntil.Load(); old < at && !r.zonePausedUntil.CompareAndSwap(old, at); old = r.zonePausedUntil.Load() {
 		}
 		return true
 	}
-	if !zonePauseSeen.Load() {
-		return false
-	}
-	m, ok := zonePauses.Load(weak.Make(r.tr))
-	return ok && now < time.Duration(m.(*atomic.Int64).Load())
+	return now < time.Duration(r.zonePausedUntil.Load())
 }
 
 // countZone counts an attempt handed out to e when e is out of the
