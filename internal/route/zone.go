@@ -1,8 +1,6 @@
 package route
 
 import (
-	"os"
-	"strconv"
 	"fmt"
 	"slices"
 	"strings"
@@ -71,74 +69,17 @@ func (st *queryState[H, S]) keepInZone(c []core.Candidate, eligible int, known [
 			v.ResponseTime, v.ServiceTime = max(v.ResponseTime, svc), svc
 		}
 	}
-	vns := v
 	if s := float64(v.Silence); s > v.ResponseTime {
 		v.ResponseTime = s
 	}
-	if zv&64 != 0 {
-		if med, n := h.LatencyMedian(now); n >= slowMedianMin && v.ResponseTime < zvZF*float64(med) {
-			v.ResponseTime = zvZF * float64(med)
-			if !v.HasFeedback {
-				v.ServiceTime = v.ResponseTime
-			}
-		}
-	}
-	if zv&2 != 0 {
-		if med, n := h.LatencyMedian(now); n >= slowMedianMin && v.ResponseTime > zvCap*float64(med) {
-			v.ResponseTime = max(zvCap*float64(med), float64(v.Silence))
-			if !v.HasFeedback {
-				v.ServiceTime = v.ResponseTime
-			}
-		}
-	}
 	local := max(kz.expect, p.expectedResponse(v, now))
-	if zv&2 != 0 || zv&4 != 0 || zv&64 != 0 {
-		local = p.expectedResponse(v, now)
-		if zv&4 != 0 {
-			w, workers := p.scoreWeights(v, now)
-			q := float64(v.Outstanding())*w + v.QueueSize
-			if workers > 1 {
-				q = max(0, q-(workers-1)) / workers
-			}
-			local = v.ResponseTime + q*v.ServiceTime + p.cfg.TailTerm*v.ServiceTime
-		}
-	}
 	best := local
-	bestRaw := local
 	for k := 0; k < eligible; k++ {
 		if k != z {
-			e := lookupKnown(known, c[k].Host).expect
-			bestRaw = min(bestRaw, e)
-			if zv&1 != 0 {
-				oh := hosts[c[k].Host].h
-				if med, n := oh.LatencyMedian(now); n >= zvMinN {
-					ov := oh.View(now)
-					if float64(med)*zvFloor > ov.ResponseTime {
-						ov.ResponseTime = float64(med) * zvFloor
-						if !ov.HasFeedback {
-							ov.ServiceTime = ov.ResponseTime
-						}
-						e = max(e, p.expectedResponse(ov, now))
-					}
-				}
-			}
-			best = min(best, e)
+			best = min(best, lookupKnown(known, c[k].Host).expect)
 		}
 	}
-	if zv&16 != 0 {
-		if local <= zvB(p.cfg.ZoneBound)*best && float64(v.Silence) <= zvSB*bestRaw {
-			core.PromoteHost(c, c[z].Host)
-		}
-		return
-	}
-	if zv&8 != 0 {
-		lns := max(kz.expect, p.expectedResponse(vns, now))
-		if lns <= zvB(p.cfg.ZoneBound)*best && local <= zvB(p.cfg.ZoneBound)*bestRaw {
-			core.PromoteHost(c, c[z].Host)
-		}
-		return
-	}
-	if local <= zvB(p.cfg.ZoneBound)*best {
+	if local <= p.cfg.ZoneBound*best {
 		core.PromoteHost(c, c[z].Host)
 	}
 }
@@ -150,15 +91,6 @@ func (st *queryState[H, S]) keepInZone(c []core.Candidate, eligible int, known [
 // (0.7 points more requests out of zone) and 2.5 and 3 never do; any
 // memory longer than the pause cell's period (2 s) measures the same
 // there (docs/experiments/zone-aware.md).
-var zvBo = func() float64 { n, err := strconv.ParseFloat(os.Getenv("ZVB"), 64); if err != nil { return 0 }; return n }()
-func zvB(b float64) float64 { if zvBo > 0 { return zvBo }; return b }
-var zvSB = func() float64 { n, err := strconv.ParseFloat(os.Getenv("ZVSB"), 64); if err != nil { return 1.5 }; return n }()
-var zvZF = func() float64 { n, err := strconv.ParseFloat(os.Getenv("ZVZF"), 64); if err != nil { return 1 }; return n }()
-var zv = func() int { n, _ := strconv.Atoi(os.Getenv("ZV")); return n }()
-var zvCap = func() float64 { n, err := strconv.ParseFloat(os.Getenv("ZVCAP"), 64); if err != nil { return 1.5 }; return n }()
-var zvFloor = func() float64 { n, err := strconv.ParseFloat(os.Getenv("ZVFLOOR"), 64); if err != nil { return 1 }; return n }()
-var zvMinN = func() uint64 { n, err := strconv.Atoi(os.Getenv("ZVMINN")); if err != nil { return slowMedianMin }; return uint64(n) }()
-
 const (
 	zonePauseStalls = 3.0
 	zonePauseMemory = 10 * time.Second
