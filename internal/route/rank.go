@@ -335,7 +335,13 @@ func (p *Router[H, S]) expectedResponse(v track.View, now time.Duration) float64
 // stalled reports whether a host owes responses and has been silent for
 // max(StallMin, StallFactor*R_s) (see WithStall).
 func (p *Router[H, S]) stalled(v track.View) bool {
-	return v.Silence > 0 && float64(v.Silence) >= max(float64(p.cfg.StallMin), p.cfg.StallFactor*v.ResponseTime)
+	return v.Silence > 0 && float64(v.Silence) >= p.stallThreshold(v)
+}
+
+// stallThreshold is the silence after which a host that owes answers is
+// stalled (WithStall): max(StallMin, StallFactor x R_s), in nanoseconds.
+func (p *Router[H, S]) stallThreshold(v track.View) float64 {
+	return max(float64(p.cfg.StallMin), p.cfg.StallFactor*v.ResponseTime)
 }
 
 // on reports whether rule r is on (see WithoutRules).

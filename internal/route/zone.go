@@ -99,7 +99,7 @@ const (
 // zonePaused reports whether the zone rule's pause memory is on at now,
 // after recording a pause if v, the in-zone replica's view, shows one.
 func (r *Router[H, S]) zonePaused(v track.View, now time.Duration) bool {
-	if v.Silence > 0 && float64(v.Silence) >= zonePauseStalls*max(float64(r.cfg.StallMin), r.cfg.StallFactor*v.ResponseTime) {
+	if v.Silence > 0 && float64(v.Silence) >= zonePauseStalls*r.stallThreshold(v) {
 		at := int64(now + zonePauseMemory)
 		for old := r.zonePausedUntil.Load(); old < at && !r.zonePausedUntil.CompareAndSwap(old, at); old = r.zonePausedUntil.Load() {
 		}
