@@ -112,9 +112,9 @@ func WithTailTerm(k float64) Option {
 // noResponse is put last while a strict majority of the replicas is not
 // busy; it stays in the plan for retries and speculative attempts. C3 has
 // no such rule: its stall rule (WithStall) and W_s shrinking with silence
-// leave such a host first. HostStats.Busy reports the condition for every
-// strategy. Default 10 and 200ms. Allowed minInFlight 1..1e6, noResponse
-// 1ms..1m.
+// leave such a host before it is busy. HostStats.Busy reports the
+// condition for every strategy. Default 10 and 200ms. Allowed minInFlight
+// 1..1e6, noResponse 1ms..1m.
 func WithBusy(minInFlight int, noResponse time.Duration) Option {
 	return route("WithBusy", func(s *settings.Set) {
 		if minInFlight < 1 || minInFlight > 1e6 {
