@@ -49,7 +49,7 @@ type HostStats struct {
 type Counters struct {
 	BackpressureWaits uint64 // requests that waited because every eligible replica was over its rate
 	SentOverRate      uint64 // requests sent to the best replica although over its rate (after the bounded wait)
-	Probes            uint64 // requests sent first to a stale replica (recovery probing)
+	Probes            uint64 // requests sent first to a replica ranked last for its health (recovery probing)
 	Demoted           uint64 // replicas ranked last for being materially less healthy than the best (WithHealthTolerance), summed over picks
 	Abandoned         uint64 // hand-outs the driver skipped without Mark (ended without measurement)
 	Unrouted          uint64 // picks without token information (ranked over a sample of local hosts)

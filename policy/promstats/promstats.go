@@ -79,7 +79,7 @@ func New(p Source, opts ...Option) *Collector {
 		outOfZoneAll: d("out_of_zone_total", "Attempts sent to a host outside the client's zone (WithLocalRack).", nil),
 		waits:        d("backpressure_waits_total", "Requests that waited because every eligible replica was over its rate.", nil),
 		overRate:     d("sent_over_rate_total", "Requests sent to the best replica although over its rate.", nil),
-		probes:       d("probes_total", "Requests sent first to a stale replica (recovery probing).", nil),
+		probes:       d("probes_total", "Requests sent first to a replica ranked last for its health (recovery probing).", nil),
 		demoted:      d("demoted_total", "Replicas ranked last for being materially less healthy than the best, summed over picks.", nil),
 		abandoned:    d("abandoned_total", "Hosts handed out that the driver skipped without Mark.", nil),
 		unrouted:     d("unrouted_total", "Picks without token information.", nil),
