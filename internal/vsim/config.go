@@ -179,13 +179,7 @@ func (c Config) Validate() error {
 	bad := func(field string, v any, allowed string) error {
 		return fmt.Errorf("vsim: Config.%s = %v, allowed %s", field, v, allowed)
 	}
-	badServer := func(list string, i, s int) error {
-		f := fmt.Sprintf("%s[%d].Server", list, i)
-		if list == "PauseServers" {
-			f = fmt.Sprintf("%s[%d]", list, i)
-		}
-		return bad(f, s, fmt.Sprintf("0..%d", c.Servers-1))
-	}
+	badServer := func(field string, s int) error { return bad(field, s, fmt.Sprintf("0..%d", c.Servers-1)) }
 	switch {
 	case c.Servers < 1 || c.Servers > 10000:
 		return bad("Servers", c.Servers, "1..10000")
@@ -229,7 +223,7 @@ func (c Config) Validate() error {
 	}
 	for i, s := range c.PauseServers {
 		if s < 0 || s >= c.Servers {
-			return badServer("PauseServers", i, s)
+			return badServer(fmt.Sprintf("PauseServers[%d]", i), s)
 		}
 	}
 	if _, ok := strategies[c.Strategy]; !ok {
@@ -238,7 +232,7 @@ func (c Config) Validate() error {
 	for i, s := range c.Slow {
 		switch {
 		case s.Server < 0 || s.Server >= c.Servers:
-			return badServer("Slow", i, s.Server)
+			return badServer(fmt.Sprintf("Slow[%d].Server", i), s.Server)
 		case !(s.Factor > 0 && s.Factor <= 1e4):
 			return bad(fmt.Sprintf("Slow[%d].Factor", i), s.Factor, "(0, 1e4]")
 		case s.At < 0 || s.Until != 0 && s.Until <= s.At:
@@ -248,7 +242,7 @@ func (c Config) Validate() error {
 	for i, o := range c.Overload {
 		switch {
 		case o.Server < 0 || o.Server >= c.Servers:
-			return badServer("Overload", i, o.Server)
+			return badServer(fmt.Sprintf("Overload[%d].Server", i), o.Server)
 		case o.Queue < 0:
 			return bad(fmt.Sprintf("Overload[%d].Queue", i), o.Queue, ">= 0")
 		case !(o.Factor >= 1 && o.Factor <= 1e4):
@@ -258,7 +252,7 @@ func (c Config) Validate() error {
 	for i, f := range c.Failing {
 		switch {
 		case f.Server < 0 || f.Server >= c.Servers:
-			return badServer("Failing", i, f.Server)
+			return badServer(fmt.Sprintf("Failing[%d].Server", i), f.Server)
 		case !(f.Rate >= 0 && f.Rate <= 1):
 			return bad(fmt.Sprintf("Failing[%d].Rate", i), f.Rate, "[0, 1]")
 		case f.At < 0 || f.Until != 0 && f.Until <= f.At:
@@ -268,7 +262,7 @@ func (c Config) Validate() error {
 	for i, d := range c.Down {
 		switch {
 		case d.Server < 0 || d.Server >= c.Servers:
-			return badServer("Down", i, d.Server)
+			return badServer(fmt.Sprintf("Down[%d].Server", i), d.Server)
 		case d.At < 0 || d.Up != 0 && d.Up <= d.At:
 			return bad(fmt.Sprintf("Down[%d].Up", i), d.Up, "0 (never) or after At")
 		}
