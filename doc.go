@@ -244,6 +244,20 @@
 // 1.5 lets a request wait up to half again its best expected response to
 // stay in the zone.
 //
+// The least of a few estimates is low by chance: a replica out of the
+// zone answers the client now and then, so its R_s is mostly its last
+// answer, and the least of two such is below what either usually takes
+// (the winner's curse), while the in-zone replica's R_s averages many
+// answers, its slow ones too. On that alone a healthy cluster of three
+// zones sent 12 % of its requests out of the zone (cmd/vsim -preset zones;
+// 6.8 % with the reading below, as fast where the in-zone replica is
+// slow). So an in-zone replica beyond b times the best E_s but within b
+// times the slowest's is kept while the client's own latencies agree:
+// its median over the latency window (tracker.Config.LatencyWindow) no
+// higher than the least median of the other eligible replicas, each from
+// 3 answers at least (without them the estimates decide). One beyond b
+// times every replica's is left at once.
+//
 // A pause is remembered: once an in-zone replica has owed an answer for
 // three times its stall threshold (WithStall: max(StallMin, StallFactor x
 // R_s), 30 ms at the least), which its own latency tails do not reach and
@@ -276,7 +290,12 @@
 // WithStall) is never "within rate", since its rate only adapts when
 // responses return; and the multiplicative decrease of Algorithm 2 applies
 // only while the client sends at its full rate, since below it the receive
-// rate measures the client's own demand.
+// rate measures the client's own demand, or while the hosts queue: while
+// the polled hosts hold on average more than four times their W_s requests
+// (waiting or in service), the servers' queues bound the answers and the
+// clients herd onto the replicas that look best, and the decrease, which
+// holds a client to about one request per rate window on a host that has
+// not returned more, spreads them.
 //
 // # Server load
 //

@@ -289,9 +289,11 @@ func WithLocalRack(rack string) Option {
 
 // WithZoneBound sets how much zone locality may cost (WithLocalRack): the
 // in-zone replica goes first while its expected response time is at most
-// bound times the best replica's. Default 1.5: in a healthy cluster a
-// local replica with a request or two in flight stays within it (its
-// expected response is 1.0-1.3 times an idle remote's), and a local
+// bound times the best replica's (or the slowest's, while its latency
+// median says it is no slower: "Zones" in the package doc). Default 1.5:
+// in a healthy cluster a local replica with a request or two in flight
+// stays within it (its expected response is 1.0-1.3 times an idle
+// remote's), and a local
 // replica serving 2x slower, measured slow by the known-slow rule's
 // evidence, silent for longer than the bound allows, stalled (WithStall)
 // or failing (WithHealthTolerance) is left (see "Zones" in

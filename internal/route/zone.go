@@ -27,10 +27,11 @@ func (r *Router[H, S]) inZone(e *hostEntry[H]) bool {
 // bound allows (package tailroute, "Zones"): it is kept while it is not
 // stalled (WithStall) and
 //
-//	E'_zone <= ZoneBound x min_s E_s
+//	E'_zone <= ZoneBound x min_s E_s, or
+//	E'_zone <= ZoneBound x max_s E_s and the medians say it is no slower (mediansKeep)
 //
 // E_s is expectedResponse (known[].expect), min_s over E'_zone and the
-// other eligible replicas. E'_zone is the in-zone replica's, read with
+// other eligible replicas, max_s over the others. E'_zone is the in-zone replica's, read with
 // what the engine knows beyond its estimates: R_s at
 // least its Silence (a request it has owed for that long has taken at
 // least that: a pause is left well before the stall threshold), and R_s
@@ -73,15 +74,42 @@ func (st *queryState[H, S]) keepInZone(c []core.Candidate, eligible int, known [
 		v.ResponseTime = s
 	}
 	local := max(kz.expect, p.expectedResponse(v, now))
-	best := local
+	best, worst := local, 0.0
 	for k := 0; k < eligible; k++ {
 		if k != z {
-			best = min(best, lookupKnown(known, c[k].Host).expect)
+			e := lookupKnown(known, c[k].Host).expect
+			best, worst = min(best, e), max(worst, e)
 		}
 	}
-	if local <= p.cfg.ZoneBound*best {
+	b := p.cfg.ZoneBound
+	if local <= b*best || local <= b*worst && st.mediansKeep(c, eligible, z, now) {
 		core.PromoteHost(c, c[z].Host)
 	}
+}
+
+// mediansKeep is the zone rule's second reading (package tailroute,
+// "Zones"), for an in-zone replica (position z) that the estimates put
+// beyond the bound of the best eligible replica but not of every one: it
+// reports whether the client's own latencies say the in-zone replica is
+// no slower: its median over the latency window at most the least median
+// of the other eligible replicas, each median from slowMedianMin answers
+// at least (without them, false: the estimates decide).
+func (st *queryState[H, S]) mediansKeep(c []core.Candidate, eligible, z int, now time.Duration) bool {
+	hosts := st.tbl.hosts
+	mz, n := hosts[c[z].Host].h.LatencyMedian(now)
+	if n < slowMedianMin {
+		return false
+	}
+	least := time.Duration(-1)
+	for k := 0; k < eligible; k++ {
+		if k == z {
+			continue
+		}
+		if m, n := hosts[c[k].Host].h.LatencyMedian(now); n >= slowMedianMin && (least < 0 || m < least) {
+			least = m
+		}
+	}
+	return least >= 0 && mz <= least
 }
 
 // The pause memory (package tailroute, "Zones"): a silence of

@@ -227,3 +227,43 @@ func TestUnknownLocalRack(t *testing.T) {
 	_, err = New[*rackHost, any](Hooks{}, tailroute.WithZoneBound(0.5))
 	assert.EqualError(t, err, "policy: WithZoneBound: ZoneBound = 0.5, allowed 1..100")
 }
+
+// Beyond the bound of the best replica but within that of the slowest,
+// the in-zone replica stays while its latency median is no higher than
+// the least of the others': two slow answers (capped at 4 R_s each) took
+// its R_s from 1 ms to 1.7 ms, above 1.5x the 1 ms replica's but not 1.5x
+// the 1.6 ms one's, and its median is still 1 ms. With a median of 1.2 ms
+// it is left; so it is, median or not, once it is beyond the bound of
+// every replica (four slow answers: 2.9 ms).
+func TestZoneRuleAsksTheMediansBeforeLeaving(t *testing.T) {
+	var logs []string
+	for _, tc := range []struct {
+		name  string
+		usual time.Duration
+		slow  int
+		kept  bool
+	}{
+		{"median as the best's", time.Millisecond, 2, true},
+		{"median above the best's", 1200 * time.Microsecond, 2, false},
+		{"beyond every replica", time.Millisecond, 4, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := zoneRouter(t, &logs, tailroute.WithLocalRack("r1"))
+			observe(r, "h0", 30, tc.usual)
+			observe(r, "h0", tc.slow, 50*time.Millisecond)
+			observe(r, "h1", 30, time.Millisecond)
+			observe(r, "h2", 30, 1600*time.Microsecond)
+			tr := r.Tracker()
+			local, best, worst := tr.Host("h0").View(tr.Now()), tr.Host("h1").View(tr.Now()), tr.Host("h2").View(tr.Now())
+			require.Greater(t, local.ResponseTime, 1.5*best.ResponseTime, "beyond the best's bound")
+			beyondAll := local.ResponseTime > 1.5*worst.ResponseTime
+			require.Equal(t, tc.slow == 4, beyondAll, "R_s %v against the slowest's %v", local.ResponseTime, worst.ResponseTime)
+			got := firsts(r, 100)
+			if tc.kept {
+				assert.Equal(t, 100, got["h0"], "%v", got)
+			} else {
+				assert.Zero(t, got["h0"], "%v", got)
+			}
+		})
+	}
+}
