@@ -169,13 +169,16 @@ func (r *rateCtl) receiveRate(now time.Duration) float64 {
 
 // adapt runs Algorithm 2 lines 3-11 at time now, with one change: the
 // decrease (srate > rrate) only applies while the client actually sends at
-// its full rate (usedFullRate). When the client's own demand is below srate,
+// its full rate (usedFullRate), or while the hosts queue (queueing: the
+// polled hosts hold more than QueueingLoad times their W_s requests on
+// average, RuleQueueing). When the client's own demand is below srate,
 // rrate measures that demand, not the server's capacity, and is below srate
-// by construction; decreasing then would pin srate to the demand of the last
-// window and divert every burst to worse replicas (TCP's congestion-window
-// validation, RFC 7661, makes the same exception for application-limited
-// senders).
-func (r *rateCtl) adapt(now time.Duration) {
+// by construction; decreasing then would pin srate to the demand of the
+// last window and divert every burst to worse replicas (TCP's
+// congestion-window validation, RFC 7661, makes the same exception for
+// application-limited senders). While the hosts queue, the servers' queues
+// bound the answers, not the client's demand.
+func (r *rateCtl) adapt(now time.Duration, queueing bool) {
 	if !r.mu.TryLock() {
 		return
 	}
@@ -185,7 +188,7 @@ func (r *rateCtl) adapt(now time.Duration) {
 	srate := r.rate()
 	rrate := r.receiveRate(now)
 	switch {
-	case srate > rrate && t-r.tInc > int64(c.Hysteresis) && (!r.fullRate || r.usedFullRate(now, srate)):
+	case srate > rrate && t-r.tInc > int64(c.Hysteresis) && (!r.fullRate || queueing || r.usedFullRate(now, srate)):
 		r.r0 = srate
 		srate *= c.Beta
 		if srate < c.MinRate {

@@ -32,6 +32,9 @@ const (
 	// RuleMeasuredWeight: w measured from the polls ("The concurrency
 	// weight"); off: w = 1 (WithConcurrencyWeight(1)).
 	RuleMeasuredWeight
+	// RuleQueueing: Algorithm 2's decrease below the full rate too while
+	// the polled hosts queue ("Rate control"); off: only at full rate.
+	RuleQueueing
 
 	// RuleCount is the number of rules above.
 	RuleCount = iota
@@ -40,7 +43,7 @@ const (
 // RuleNames are the rules' names, by bit position, as the ablation prints
 // them.
 var RuleNames = [RuleCount]string{"queue-weight", "drain-silence", "polled-workers", "known-slow",
-	"warmup", "idle-queue", "full-rate", "measured-weight"}
+	"warmup", "idle-queue", "full-rate", "measured-weight", "queueing"}
 
 // On reports whether rule r is on (not in the set turned off).
 func (off Rule) On(r Rule) bool { return off&r == 0 }

@@ -48,6 +48,7 @@ func (h *Host) ServerLoad(at time.Duration, queue float64, serviceTime, fresh ti
 		at = 1 // 0 means "no sample"
 	}
 	h.load.at.Store(int64(at))
+	h.t.updateQueueing(h.t.clock.Now())
 }
 
 // ServerQueue returns the latest server-load sample's queue as sampled
@@ -153,4 +154,45 @@ func (h *Host) applyServerLoad(v *View, now time.Duration) bool {
 		v.QueueSize = w * math.Float64frombits(h.load.queue.Load())
 	}
 	return true
+}
+
+// QueueingLoad is RuleQueueing's bound: the hosts queue while the polled
+// hosts hold on average more than QueueingLoad times their W_s requests
+// (waiting or in service). The queues then come from the clients herding:
+// many clients, each a small share of a host's load and each seeing it
+// through signals older than its changes (at 150 clients over 50 servers a
+// client polls a host about once a second), send to the replica that looked
+// best, and Algorithm 2's decrease, holding each client to about one
+// request per rate window on a host that has not returned more, spreads
+// them. In cmd/vsim's Figure 14 cells at 70 % utilization the polled hosts
+// hold 5.6-6.4 W_s on average, the paper's decrease lowers the requests a
+// request finds at its server from 31 to 24 (T = 100 ms) and 63 to 35
+// (T = 500 ms), and the rule takes 4-40 % off p99; at 45 % (1.2-1.6 W_s,
+// at most 3) and in the 5-server cells (under one W_s) the decrease only
+// sends 5-20 % of the requests to replicas worse at that moment
+// (1.02-1.10x p99 at 45 %, 1.26-71x at 5 servers), and the rule leaves it
+// off. The bound lies between those two regimes: at 2, the 45 % cells
+// cost 1.05-1.11x (docs/experiments/fig14-gap.md, section 4).
+const QueueingLoad = 4
+
+// updateQueueing recomputes, after a server-load sample at now, whether the
+// hosts queue (RuleQueueing): the mean over the hosts with a polled W_s and
+// a sample still counting (ServerLoadWeight) of their requests, the
+// sampled queue q_s plus this client's os_s, over W_s, is above
+// QueueingLoad. It walks every host once per poll, not per request.
+func (t *Tracker) updateQueueing(now time.Duration) {
+	if !t.off.On(RuleQueueing) || !t.off.On(RuleFullRate) {
+		return
+	}
+	var sum float64
+	n := 0
+	for _, h := range t.hosts.Load().list {
+		w, at := h.load.workers.Load(), h.load.at.Load()
+		if w < 1 || at == 0 || ServerLoadWeight(now-time.Duration(at), time.Duration(h.load.fresh.Load())) < minServerLoadWeight {
+			continue
+		}
+		sum += (h.ServerQueue() + float64(h.InFlight())) / float64(w)
+		n++
+	}
+	t.queueing.Store(n > 0 && sum > QueueingLoad*float64(n))
 }

@@ -24,6 +24,8 @@ type Tracker struct {
 	outOfZone atomic.Uint64 // every host's CountOutOfZone, removed hosts' included
 
 	off Rule // rules turned off (SetOff)
+
+	queueing atomic.Bool // RuleQueueing: the polled hosts queue (updateQueueing)
 }
 
 // hostSet is the tracked hosts, by ID and as a list: the hot path's

@@ -553,7 +553,7 @@ func TestRateTraceAlgorithm2(t *testing.T) {
 			sent--
 		}
 		setSent(r, clk.Now(), sent)
-		r.adapt(clk.Now())
+		r.adapt(clk.Now(), false)
 		assert.InDelta(t, s.want, r.rate(), 1e-9, "step %d (%v): %s", i, s.at, s.why)
 	}
 	assert.EqualValues(t, 5, r.decs.Load())
@@ -645,4 +645,40 @@ func TestConcurrentHosts(t *testing.T) {
 	d, ok := tr.LatencyQuantile(0.5)
 	assert.True(t, ok)
 	assert.Greater(t, d, 100*time.Microsecond)
+}
+
+// TestQueueingDecrease checks RuleQueueing: while the polled hosts hold on
+// average more than QueueingLoad times their W_s requests, Algorithm 2's
+// decrease applies to a client sending below its rate too; below that
+// load, with a stale sample, or with the rule off, srate holds.
+func TestQueueingDecrease(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		off   Rule
+		queue float64 // each host's polled queue, W_s = 4
+		age   time.Duration
+		want  float64
+	}{
+		{"hosts queue: decrease", 0, 5 * 4, 0, 100 * 0.2},
+		{"below the bound: hold", 0, QueueingLoad * 4, 0, 100},
+		{"samples no longer count: hold", 0, 5 * 4, 5 * time.Second, 100},
+		{"rule off: hold", RuleQueueing, 5 * 4, 0, 100},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr, clk := newTest(t, nil)
+			tr.SetOff(c.off)
+			for _, id := range []string{"a", "b", "c"} {
+				h := tr.Host(id)
+				h.ServerWorkers(4)
+				h.ServerLoad(clk.Now(), c.queue, time.Millisecond, time.Second)
+			}
+			clk.Advance(c.age)
+			tr.Host("c").ServerLoad(clk.Now()-c.age, c.queue, time.Millisecond, time.Second) // recomputed at now
+			h := tr.Host("a")
+			require.InDelta(t, 100, h.Rate(), 1e-9)
+			// one answer, nothing sent: srate 100 > rrate 1, the client's demand
+			h.Observe(clk.Now(), time.Millisecond, Success)
+			assert.InDelta(t, c.want, h.Rate(), 1e-9)
+		})
+	}
 }
