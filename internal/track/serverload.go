@@ -124,17 +124,8 @@ func floorResponseTime(v *View) {
 // applyServerLoad blends the server-load sample into v (no payload
 // feedback; see ServerLoadWeight) and reports whether it applied.
 func (h *Host) applyServerLoad(v *View, now time.Duration) bool {
-	at := h.load.at.Load()
-	if at == 0 {
-		return false
-	}
-	age := now - time.Duration(at)
-	if age < 0 {
-		age = 0
-	}
-	fresh := time.Duration(h.load.fresh.Load())
-	w := ServerLoadWeight(age, fresh)
-	if w < minServerLoadWeight {
+	age, fresh, w, ok := h.serverLoadCounts(now)
+	if !ok {
 		return false
 	}
 	v.ServerLoadAge, v.ServerLoadWeight = age, w
@@ -154,6 +145,21 @@ func (h *Host) applyServerLoad(v *View, now time.Duration) bool {
 		v.QueueSize = w * math.Float64frombits(h.load.queue.Load())
 	}
 	return true
+}
+
+// serverLoadCounts returns the age at now of the host's server-load
+// sample, the interval it was polled at (fresh) and its weight
+// (ServerLoadWeight), and whether it still counts: there is one and its
+// weight is at least minServerLoadWeight.
+func (h *Host) serverLoadCounts(now time.Duration) (age, fresh time.Duration, w float64, ok bool) {
+	at := h.load.at.Load()
+	if at == 0 {
+		return 0, 0, 0, false
+	}
+	age = max(now-time.Duration(at), 0)
+	fresh = time.Duration(h.load.fresh.Load())
+	w = ServerLoadWeight(age, fresh)
+	return age, fresh, w, w >= minServerLoadWeight
 }
 
 // QueueingLoad is RuleQueueing's bound: the hosts queue while the polled
@@ -187,8 +193,8 @@ func (t *Tracker) updateQueueing(now time.Duration) {
 	var sum float64
 	n := 0
 	for _, h := range t.hosts.Load().list {
-		w, at := h.load.workers.Load(), h.load.at.Load()
-		if w < 1 || at == 0 || ServerLoadWeight(now-time.Duration(at), time.Duration(h.load.fresh.Load())) < minServerLoadWeight {
+		w := h.load.workers.Load()
+		if _, _, _, counts := h.serverLoadCounts(now); w < 1 || !counts {
 			continue
 		}
 		sum += (h.ServerQueue() + float64(h.InFlight())) / float64(w)
