@@ -81,8 +81,8 @@ func (l *serverLoad) reset() {
 
 // ServerLoadWeight is the weight a server-load sample of age age keeps in
 // the ranking when samples count in full up to fresh: 1 up to fresh, then
-// exp(-(age-fresh)/fresh), and 0 from 4*fresh on (the weight has fallen
-// below 5 %: the sample is dropped).
+// exp(-(age-fresh)/fresh), and 0 from serverLoadLife*fresh on (the weight
+// has fallen below 5 %: the sample is dropped).
 //
 // View blends a sample into the client's estimates with this weight w in
 // two parts. The service time counts for every host: when svc_sample >
@@ -101,7 +101,7 @@ func ServerLoadWeight(age, fresh time.Duration) float64 {
 	if age <= fresh {
 		return 1
 	}
-	if age >= 4*fresh {
+	if age >= serverLoadLife*fresh {
 		return 0
 	}
 	return math.Exp(-float64(age-fresh) / float64(fresh))
@@ -109,6 +109,11 @@ func ServerLoadWeight(age, fresh time.Duration) float64 {
 
 // minServerLoadWeight: below it a sample is dropped.
 const minServerLoadWeight = 0.01
+
+// serverLoadLife is a sample's life in multiples of fresh: ServerLoadWeight
+// is 0 from that age on (and at least exp(-3), above minServerLoadWeight,
+// before it).
+const serverLoadLife = 4
 
 // floorResponseTime raises R_s to the server's 1/mu_s: a response takes at
 // least its service time, so an R_s below it is out of date (forgotten
@@ -181,17 +186,19 @@ func (h *Host) serverLoadCounts(now time.Duration) (age, fresh time.Duration, w 
 // cost 1.05-1.11x (docs/experiments/fig14-gap.md, section 4).
 const QueueingLoad = 4
 
-// updateQueueing recomputes, after a server-load sample at now, whether the
-// hosts queue (RuleQueueing): the mean over the hosts with a polled W_s and
-// a sample still counting (ServerLoadWeight) of their requests, the
-// sampled queue q_s plus this client's os_s, over W_s, is above
-// QueueingLoad. It walks every host once per poll, not per request.
+// updateQueueing recomputes, after a server-load sample at now or once a
+// sample it counted stops counting, whether the hosts queue
+// (RuleQueueing): the mean over the hosts with a polled W_s and a sample
+// still counting (ServerLoadWeight) of their requests, the sampled queue
+// q_s plus this client's os_s, over W_s, is above QueueingLoad. It walks
+// every host once per poll or expiry, not per request.
 func (t *Tracker) updateQueueing(now time.Duration) {
 	if !t.off.On(RuleQueueing) || !t.off.On(RuleFullRate) {
 		return
 	}
 	var sum float64
 	n := 0
+	var until int64 // the first time a sample counted here stops counting
 	for _, h := range t.hosts.Load().list {
 		w := h.load.workers.Load()
 		if _, _, _, counts := h.serverLoadCounts(now); w < 1 || !counts {
@@ -199,6 +206,21 @@ func (t *Tracker) updateQueueing(now time.Duration) {
 		}
 		sum += (h.ServerQueue() + float64(h.InFlight())) / float64(w)
 		n++
+		if end := h.load.at.Load() + serverLoadLife*h.load.fresh.Load(); until == 0 || end < until {
+			until = end
+		}
 	}
 	t.queueing.Store(n > 0 && sum > QueueingLoad*float64(n))
+	t.queueingUntil.Store(until)
+}
+
+// hostsQueue returns RuleQueueing's flag at now. The flag is recomputed
+// at each poll and, since a client's polls can stop (no budget left), also
+// once a sample it counted has aged out, so that it never outlives the
+// samples it was computed from.
+func (t *Tracker) hostsQueue(now time.Duration) bool {
+	if u := t.queueingUntil.Load(); u != 0 && int64(now) >= u {
+		t.updateQueueing(now)
+	}
+	return t.queueing.Load()
 }

@@ -25,7 +25,8 @@ type Tracker struct {
 
 	off Rule // rules turned off (SetOff)
 
-	queueing atomic.Bool // RuleQueueing: the polled hosts queue (updateQueueing)
+	queueing      atomic.Bool  // RuleQueueing: the polled hosts queue (updateQueueing)
+	queueingUntil atomic.Int64 // clock time at which a sample queueing counted stops counting; 0 = none
 }
 
 // hostSet is the tracked hosts, by ID and as a list: the hot path's

@@ -650,19 +650,23 @@ func TestConcurrentHosts(t *testing.T) {
 // TestQueueingDecrease checks RuleQueueing: while the polled hosts hold on
 // average more than QueueingLoad times their W_s requests, Algorithm 2's
 // decrease applies to a client sending below its rate too; below that
-// load, with a stale sample, or with the rule off, srate holds.
+// load, with a stale sample (whether a newer poll arrived or the polls
+// stopped), or with the rule off, srate holds.
 func TestQueueingDecrease(t *testing.T) {
 	for _, c := range []struct {
-		name  string
-		off   Rule
-		queue float64 // each host's polled queue, W_s = 4
-		age   time.Duration
-		want  float64
+		name   string
+		off    Rule
+		queue  float64 // each host's polled queue, W_s = 4
+		age    time.Duration
+		repoll bool // a poll arrives at now (with a sample of the age age)
+		want   float64
 	}{
-		{"hosts queue: decrease", 0, 5 * 4, 0, 100 * 0.2},
-		{"below the bound: hold", 0, QueueingLoad * 4, 0, 100},
-		{"samples no longer count: hold", 0, 5 * 4, 5 * time.Second, 100},
-		{"rule off: hold", RuleQueueing, 5 * 4, 0, 100},
+		{"hosts queue: decrease", 0, 5 * 4, 0, true, 100 * 0.2},
+		{"below the bound: hold", 0, QueueingLoad * 4, 0, true, 100},
+		{"samples no longer count: hold", 0, 5 * 4, 5 * time.Second, true, 100},
+		{"polls stopped, samples still count: decrease", 0, 5 * 4, 3 * time.Second, false, 100 * 0.2},
+		{"polls stopped, samples no longer count: hold", 0, 5 * 4, 4 * time.Second, false, 100},
+		{"rule off: hold", RuleQueueing, 5 * 4, 0, true, 100},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tr, clk := newTest(t, nil)
@@ -673,7 +677,9 @@ func TestQueueingDecrease(t *testing.T) {
 				h.ServerLoad(clk.Now(), c.queue, time.Millisecond, time.Second)
 			}
 			clk.Advance(c.age)
-			tr.Host("c").ServerLoad(clk.Now()-c.age, c.queue, time.Millisecond, time.Second) // recomputed at now
+			if c.repoll {
+				tr.Host("c").ServerLoad(clk.Now()-c.age, c.queue, time.Millisecond, time.Second) // recomputed at now
+			}
 			h := tr.Host("a")
 			require.InDelta(t, 100, h.Rate(), 1e-9)
 			// one answer, nothing sent: srate 100 > rrate 1, the client's demand
