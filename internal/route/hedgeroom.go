@@ -58,10 +58,10 @@ func (p *Router[H, S]) HedgeRoom() tailroute.Room {
 			continue
 		}
 		v := e.h.View(now)
-		if p.stalled(v) {
+		if p.stalled(&v) {
 			stalledFor = max(stalledFor, v.Silence)
 		}
-		w, workers := p.scoreWeights(v, now)
+		w, workers := p.scoreWeights(&v, now)
 		os := v.Outstanding()
 		if v.Workers <= 0 {
 			os = 0 // W_s unknown: os_s x w says nothing of a queue
@@ -70,7 +70,7 @@ func (p *Router[H, S]) HedgeRoom() tailroute.Room {
 		busy[n] = 1
 		if v.Workers > 0 {
 			known++
-			taken := workersTaken(v, w, e.h.ServerQueue())
+			taken := workersTaken(&v, w, e.h.ServerQueue())
 			if taken >= v.Workers {
 				full++
 			}
@@ -97,7 +97,7 @@ func (p *Router[H, S]) HedgeRoom() tailroute.Room {
 // as outstanding x (w-1), C3's concurrency compensation, for the rest;
 // without a polled sample, outstanding x w plus the queue the host reports
 // (payload feedback).
-func workersTaken(v track.View, w, polled float64) float64 {
+func workersTaken(v *track.View, w, polled float64) float64 {
 	os := float64(v.Outstanding())
 	if wt := v.ServerLoadWeight; wt > 0 {
 		return os + wt*polled + (1-wt)*os*(w-1)

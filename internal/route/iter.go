@@ -65,6 +65,7 @@ type queryState[H HostInfo, S any] struct {
 
 	phase   uint8
 	cand    [maxCand]core.Candidate
+	known   [maxCand]knownService // rankC3's scratch, filled per ranking (not zeroed per request)
 	ncand   int
 	pos     int
 	fbStart int

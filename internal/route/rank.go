@@ -78,18 +78,20 @@ func (st *queryState[H, S]) rankC3(c []core.Candidate) {
 	st.now, st.haveNow = now, true
 	limited := p.rateLimited()
 	zone := cfg.LocalRack != ""
-	var known [maxCand]knownService
+	known := &st.known
+	var v track.View
 	for k := range c {
 		h := t.hosts[c[k].Host].h
-		v := h.View(now)
-		c[k].Score = p.score(v, now)
+		h.ReadView(&v, now)
+		w, workers := p.scoreWeights(&v, now)
+		c[k].Score = p.scoreWith(&v, w, workers)
 		if p.polled || zone {
-			known[k] = knownOf(c[k].Host, v, p.expectedResponse(v, now))
+			known[k].set(c[k].Host, &v, p.expectedWith(&v, w, workers))
 		}
 		c[k].InFlight = v.Outstanding()
 		c[k].Success = float32(v.SuccessRate)
 		if limited {
-			c[k].InRate = !p.stalled(v) && h.WithinRate(now)
+			c[k].InRate = !p.stalled(&v) && h.WithinRate(now)
 		}
 	}
 	st.demote(c)
@@ -169,14 +171,19 @@ func (st *queryState[H, S]) probe(c []core.Candidate, now time.Duration) bool {
 // more request in flight on a healthy replica outweighs a 50 % failure
 // rate), so health orders replicas before the score does
 // (core.DemoteUnhealthy).
-func (p *Router[H, S]) score(v track.View, now time.Duration) float64 {
+func (p *Router[H, S]) score(v *track.View, now time.Duration) float64 {
 	w, workers := p.scoreWeights(v, now)
+	return p.scoreWith(v, w, workers)
+}
+
+// scoreWith is score with the weights scoreWeights returned.
+func (p *Router[H, S]) scoreWith(v *track.View, w, workers float64) float64 {
 	return core.C3Score(v.ResponseTime, v.ServiceTime, v.QueueSize, v.Outstanding(), w, workers) + p.cfg.TailTerm*v.ServiceTime
 }
 
 // scoreWeights returns the concurrency weight w and the worker count W_s
 // the score drains a host's queue with (see score).
-func (p *Router[H, S]) scoreWeights(v track.View, now time.Duration) (w, workers float64) {
+func (p *Router[H, S]) scoreWeights(v *track.View, now time.Duration) (w, workers float64) {
 	w = p.weight()
 	if p.polled && !v.HasFeedback && p.on(track.RuleQueueWeight) {
 		weff := p.queues.weight(now, w)
@@ -217,12 +224,12 @@ type knownService struct {
 	expect             float64
 }
 
-func knownOf(host int32, v track.View, expect float64) knownService {
-	k := knownService{host: host, polled: v.ServerServiceTime, fast: v.ServerServiceTime, resp: v.ResponseTime, expect: expect}
+// set fills k for host from its View and expected response.
+func (k *knownService) set(host int32, v *track.View, expect float64) {
+	k.host, k.polled, k.fast, k.resp, k.expect = host, v.ServerServiceTime, v.ServerServiceTime, v.ResponseTime, expect
 	if k.fast <= 0 && v.HasSamples {
 		k.fast = v.ResponseTime
 	}
-	return k
 }
 
 // The known-slow rule's ratios (package tailroute, "Known-slow replicas"):
@@ -256,7 +263,7 @@ func (st *queryState[H, S]) knownSlowBehind(c []core.Candidate, eligible int, kn
 	expect := first.expect
 	if v := h.View(now); svc > v.ServiceTime {
 		v.ResponseTime, v.ServiceTime = max(v.ResponseTime, svc), svc
-		expect = st.r.expectedResponse(v, now)
+		expect = st.r.expectedResponse(&v, now)
 	}
 	best := -1
 	var bestExpect float64
@@ -304,7 +311,7 @@ func fastestOther(c []core.Candidate, eligible, skip int, known []knownService) 
 // fastest, but at most slowMedianRatio x the median of the client's
 // latencies there (from slowMedianMin samples on; without them the polled
 // 1/mu_s alone).
-func slowService(k knownService, h *track.Host, fastest float64, now time.Duration) float64 {
+func slowService(k *knownService, h *track.Host, fastest float64, now time.Duration) float64 {
 	svc := k.polled
 	if k.resp > svc && k.resp >= slowServiceRatio*fastest {
 		if med, n := h.LatencyMedian(now); n >= slowMedianMin {
@@ -314,33 +321,42 @@ func slowService(k knownService, h *track.Host, fastest float64, now time.Durati
 	return svc
 }
 
-func lookupKnown(known []knownService, host int32) knownService {
-	for _, k := range known {
-		if k.host == host {
-			return k
+func lookupKnown(known []knownService, host int32) *knownService {
+	for i := range known {
+		if known[i].host == host {
+			return &known[i]
 		}
 	}
-	return knownService{}
+	return &noKnownService
 }
+
+// noKnownService is lookupKnown's answer for a host not in known: every
+// field zero (nothing known). Read only.
+var noKnownService knownService
 
 // expectedResponse is the linear counterpart of score: the time a request
 // sent to the host now is expected to take (core.ExpectedResponse, the
 // queue ahead drained by W_s workers, then its own service), plus the tail
 // term k/mu_s, with the weights score uses.
-func (p *Router[H, S]) expectedResponse(v track.View, now time.Duration) float64 {
+func (p *Router[H, S]) expectedResponse(v *track.View, now time.Duration) float64 {
 	w, workers := p.scoreWeights(v, now)
+	return p.expectedWith(v, w, workers)
+}
+
+// expectedWith is expectedResponse with the weights scoreWeights returned.
+func (p *Router[H, S]) expectedWith(v *track.View, w, workers float64) float64 {
 	return core.ExpectedResponse(v.ResponseTime, v.ServiceTime, v.QueueSize, v.Outstanding(), w, workers) + p.cfg.TailTerm*v.ServiceTime
 }
 
 // stalled reports whether a host owes responses and has been silent for
 // max(StallMin, StallFactor*R_s) (see WithStall).
-func (p *Router[H, S]) stalled(v track.View) bool {
+func (p *Router[H, S]) stalled(v *track.View) bool {
 	return v.Silence > 0 && float64(v.Silence) >= p.stallThreshold(v)
 }
 
 // stallThreshold is the silence after which a host that owes answers is
 // stalled (WithStall): max(StallMin, StallFactor x R_s), in nanoseconds.
-func (p *Router[H, S]) stallThreshold(v track.View) float64 {
+func (p *Router[H, S]) stallThreshold(v *track.View) float64 {
 	return max(float64(p.cfg.StallMin), p.cfg.StallFactor*v.ResponseTime)
 }
 

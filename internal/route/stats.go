@@ -28,10 +28,10 @@ func (r *Router[H, S]) Stats() []HostStats {
 			Local:        e.local,
 			InZone:       r.inZone(e),
 			OutOfZone:    e.h.OutOfZone(),
-			Score:        r.score(v, now),
+			Score:        r.score(&v, now),
 			Busy:         v.Busy(int64(r.cfg.BusyInFlight), r.cfg.BusyNoResponse),
 			WithinRate:   e.h.WithinRate(now),
-			Stalled:      r.stalled(v),
+			Stalled:      r.stalled(&v),
 			RateInterval: interval,
 		})
 	}

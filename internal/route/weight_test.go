@@ -88,28 +88,28 @@ func TestScoreWeightFollowsPolledQueues(t *testing.T) {
 	now := 10 * time.Second
 	fast := track.View{InFlight: 1, ResponseTime: 5 * ms, ServiceTime: 5 * ms, Workers: 4}
 	slow := track.View{ResponseTime: 20 * ms, ServiceTime: 20 * ms, Workers: 4}
-	assert.Greater(t, r.score(fast, now), r.score(slow, now), "no poll yet: w = 4")
+	assert.Greater(t, r.score(&fast, now), r.score(&slow, now), "no poll yet: w = 4")
 	for i := 0; i < 30; i++ {
 		r.queues.add("h", now, 1, 4, time.Second)
 	}
-	assert.Less(t, r.score(fast, now), r.score(slow, now), "polls show queues of one request: w_eff = 1")
+	assert.Less(t, r.score(&fast, now), r.score(&slow, now), "polls show queues of one request: w_eff = 1")
 	fb := fast
 	fb.HasFeedback = true
-	assert.Greater(t, r.score(fb, now), r.score(slow, now), "payload feedback: the configured w")
-	assert.Greater(t, r.score(fast, now+2*time.Second), r.score(slow, now), "polls 2 s old: w = 4 again")
+	assert.Greater(t, r.score(&fb, now), r.score(&slow, now), "payload feedback: the configured w")
+	assert.Greater(t, r.score(&fast, now+2*time.Second), r.score(&slow, now), "polls 2 s old: w = 4 again")
 
 	paused := fast
 	paused.Silence = time.Duration(50 * ms) // 10 x R_s without an answer
 	weffPaused := 4 - (4-1.0)*5/50.0        // and W_s = max(1, 4*5/50)
-	assert.InDelta(t, core.C3Score(5*ms, 5*ms, 0, 1, weffPaused, 1), r.score(paused, now), 1e6,
+	assert.InDelta(t, core.C3Score(5*ms, 5*ms, 0, 1, weffPaused, 1), r.score(&paused, now), 1e6,
 		"a silent host keeps R_s/Silence of the reduction")
-	assert.Greater(t, r.score(paused, now), r.score(slow, now), "paused: behind the idle slow host again")
+	assert.Greater(t, r.score(&paused, now), r.score(&slow, now), "paused: behind the idle slow host again")
 	within := fast
 	within.Silence = time.Duration(2 * ms)
-	assert.Equal(t, r.score(fast, now), r.score(within, now), "silent less than R_s/2 (w_eff = 1): the full reduction, W_s = 4")
+	assert.Equal(t, r.score(&fast, now), r.score(&within, now), "silent less than R_s/2 (w_eff = 1): the full reduction, W_s = 4")
 	half := fast
 	half.Silence = time.Duration(4 * ms)
-	assert.InDelta(t, core.C3Score(5*ms, 5*ms, 0, 1, 1, 4*2.5/4), r.score(half, now), 1,
+	assert.InDelta(t, core.C3Score(5*ms, 5*ms, 0, 1, 1, 4*2.5/4), r.score(&half, now), 1,
 		"silent 4ms, over R_s/2 = 2.5ms: W_s scaled by 2.5/4, w_eff still 1")
 }
 
@@ -138,11 +138,11 @@ func TestTailTerm(t *testing.T) {
 		assert.Equal(t, 0.0, plain.Config().TailTerm, signal.name)
 		fast := track.View{InFlight: 1, ResponseTime: 5 * ms, ServiceTime: 5 * ms, Workers: 1}
 		slow := track.View{ResponseTime: 25 * ms, ServiceTime: 25 * ms, Workers: 1}
-		assert.InDelta(t, plain.score(slow, now)+2*25*ms, tail.score(slow, now), 1, "%s: Psi_s + 2/mu_s", signal.name)
-		assert.Greater(t, plain.score(fast, now), plain.score(slow, now), "%s, k = 0: the idle slow replica first", signal.name)
-		assert.Less(t, tail.score(fast, now), tail.score(slow, now), "%s, k = 2: the fast replica with one in flight first", signal.name)
+		assert.InDelta(t, plain.score(&slow, now)+2*25*ms, tail.score(&slow, now), 1, "%s: Psi_s + 2/mu_s", signal.name)
+		assert.Greater(t, plain.score(&fast, now), plain.score(&slow, now), "%s, k = 0: the idle slow replica first", signal.name)
+		assert.Less(t, tail.score(&fast, now), tail.score(&slow, now), "%s, k = 2: the fast replica with one in flight first", signal.name)
 		fast.InFlight = 2
-		assert.Greater(t, tail.score(fast, now), tail.score(slow, now), "%s, k = 2: two in flight still lose to the idle one", signal.name)
+		assert.Greater(t, tail.score(&fast, now), tail.score(&slow, now), "%s, k = 2: two in flight still lose to the idle one", signal.name)
 	}
 }
 

@@ -61,7 +61,7 @@ func (st *queryState[H, S]) keepInZone(c []core.Candidate, eligible int, known [
 	}
 	h := hosts[c[z].Host].h
 	v := h.View(now)
-	if p.zonePaused(v, now) || p.stalled(v) {
+	if p.zonePaused(&v, now) || p.stalled(&v) {
 		return
 	}
 	kz := lookupKnown(known, c[z].Host)
@@ -73,7 +73,7 @@ func (st *queryState[H, S]) keepInZone(c []core.Candidate, eligible int, known [
 	if s := float64(v.Silence); s > v.ResponseTime {
 		v.ResponseTime = s
 	}
-	local := max(kz.expect, p.expectedResponse(v, now))
+	local := max(kz.expect, p.expectedResponse(&v, now))
 	best, worst := local, 0.0
 	for k := 0; k < eligible; k++ {
 		if k != z {
@@ -126,7 +126,7 @@ const (
 
 // zonePaused reports whether the zone rule's pause memory is on at now,
 // after recording a pause if v, the in-zone replica's view, shows one.
-func (r *Router[H, S]) zonePaused(v track.View, now time.Duration) bool {
+func (r *Router[H, S]) zonePaused(v *track.View, now time.Duration) bool {
 	if v.Silence > 0 && float64(v.Silence) >= zonePauseStalls*r.stallThreshold(v) {
 		at := int64(now + zonePauseMemory)
 		for old := r.zonePausedUntil.Load(); old < at && !r.zonePausedUntil.CompareAndSwap(old, at); old = r.zonePausedUntil.Load() {

@@ -42,9 +42,17 @@ type View struct {
 }
 
 // View reads the host's ranking inputs at time now.
-func (h *Host) View(now time.Duration) View {
+func (h *Host) View(now time.Duration) (v View) {
+	h.ReadView(&v, now)
+	return v
+}
+
+// ReadView is View into *v (every field set): the hot path reads a View
+// per replica per request into one variable instead of copying one out.
+func (h *Host) ReadView(v *View, now time.Duration) {
+	*v = View{}
 	t := h.t
-	v := View{InFlight: h.InFlight(), Orphaned: h.Orphaned(now), Workers: float64(h.load.workers.Load())}
+	v.InFlight, v.Orphaned, v.Workers = h.InFlight(), h.Orphaned(now), float64(h.load.workers.Load())
 	if r, ok := h.resp.get(); ok {
 		v.ResponseTime, v.HasSamples = r, true
 	} else {
@@ -71,10 +79,9 @@ func (h *Host) View(now time.Duration) View {
 		}
 		v.QueueSize *= f
 	}
-	if !v.HasFeedback && h.applyServerLoad(&v, now) {
-		floorResponseTime(&v)
+	if !v.HasFeedback && h.applyServerLoad(v, now) {
+		floorResponseTime(v)
 	}
-	return v
 }
 
 // forgetFactor is the weight old estimates keep after since without a
