@@ -268,3 +268,28 @@ func TestPollCreditCountsUserPlans(t *testing.T) {
 		assert.Zero(t, r.requests.Load())
 	}
 }
+
+// A host's server-load sample lasts until its next poll when the credit,
+// not I, spaces the polls: at 30 requests per second over 3 hosts with a
+// share of 0.1 a host earns a poll every M/(share*r) = 1 s, ten times
+// maxInterval, and each sample counts in full for 1.5 of that spacing.
+// (With freshness from I alone every sample lapsed 600 ms after its poll,
+// at the same moment in every client that started with this one.)
+func TestServerLoadLastsUntilTheNextPoll(t *testing.T) {
+	const hosts = 3
+	r, counts, run := pollCounter(t, hosts, 100*time.Millisecond, tailroute.WithPollBudget(0.1, 10*time.Millisecond, 100*time.Millisecond))
+	run(30, 3) // 3 s at 30 requests per second: the warm-up and a first paced poll
+	before := counts()
+	for step := 0; step < 40; step++ { // 4 s more
+		run(1, 3)
+		now := r.clock.Now()
+		for _, id := range []string{"h0", "h1", "h2"} {
+			v := r.Tracker().Host(id).View(now)
+			require.Equalf(t, 1.0, v.ServerLoadWeight, "%s at step %d: sample %v old", id, step, v.ServerLoadAge)
+		}
+	}
+	after := counts()
+	for id, n := range after {
+		assert.InDelta(t, 4, n-before[id], 2, "%s: about one poll a second", id)
+	}
+}

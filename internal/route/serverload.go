@@ -77,7 +77,11 @@ type pollBudget struct {
 	hosts    int           // M: the hosts polled
 	rate     float64       // r: the client's requests per second
 	interval time.Duration // I = clamp(M/(share*r), minInterval, maxInterval)
-	earn     float64       // the credit one request earns each host: share/M
+	// spacing is the time between a host's polls: I, or M/(share*r) when
+	// that is longer (the credit, earned at share/M per request, then
+	// allows no more); I when the client sends nothing.
+	spacing time.Duration
+	earn    float64 // the credit one request earns each host: share/M
 }
 
 // budget returns the budget at clock time now, after counting the
@@ -99,9 +103,11 @@ func (sl *serverLoadPoller[H, S]) budget(now time.Duration) pollBudget {
 	b.hosts = max(b.hosts, 1)
 	b.earn = cfg.PollShare / float64(b.hosts)
 	b.interval = cfg.PollMax
+	b.spacing = b.interval
 	if b.rate > 0 {
 		raw := float64(b.hosts) / (cfg.PollShare * b.rate) * float64(time.Second)
 		b.interval = time.Duration(min(max(raw, float64(cfg.PollMin)), float64(cfg.PollMax)))
+		b.spacing = max(b.interval, time.Duration(raw))
 	}
 	return b
 }
@@ -207,7 +213,7 @@ func (sl *serverLoadPoller[H, S]) loop(id string) {
 			if eligible {
 				credit = max(credit-1, 0)
 				warm = max(warm-1, 0)
-				if !sl.pollOnce(e, &est, b.interval) {
+				if !sl.pollOnce(e, &est, b.interval, b.spacing) {
 					return
 				}
 				if est.last > 0 {
@@ -237,9 +243,10 @@ const pollRecheck = 4
 // estimate, which takes estimatorMinPairs+1 samples at the least.
 const WarmPolls = 2 * estimatorMinPairs
 
-// pollOnce polls e once, polled every interval, and records the sample;
-// false means "stop polling this host".
-func (sl *serverLoadPoller[H, S]) pollOnce(e *hostEntry[H], est *LoadEstimator, interval time.Duration) bool {
+// pollOnce polls e once (interval: I, the poll's timeout) and records the
+// sample, fresh for 1.5 spacings (pollBudget.spacing); false means "stop
+// polling this host".
+func (sl *serverLoadPoller[H, S]) pollOnce(e *hostEntry[H], est *LoadEstimator, interval, spacing time.Duration) bool {
 	r := sl.r
 	ctx, cancel := context.WithTimeout(withPoll(context.Background(), e.id), interval)
 	defer cancel()
@@ -270,8 +277,8 @@ func (sl *serverLoadPoller[H, S]) pollOnce(e *hostEntry[H], est *LoadEstimator, 
 	smp.Own = r.weightAt(t1) * float64(own0+own1) / 2
 	smp.Answers = e.h.Answers()
 	q, svc := est.Add(smp)
-	e.h.ServerLoad(smp.At, q, svc, interval*3/2)
-	r.queues.add(e.id, smp.At, smp.Pending+smp.Active, r.weight(), queueMaxAgeIntervals*interval)
+	e.h.ServerLoad(smp.At, q, svc, spacing*3/2)
+	r.queues.add(e.id, smp.At, smp.Pending+smp.Active, r.weight(), queueMaxAgeIntervals*spacing)
 	if done, own, ok := est.Pair(); ok {
 		r.clients.add(smp.At, done, own)
 	}
