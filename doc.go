@@ -291,7 +291,7 @@
 // responses return; and the multiplicative decrease of Algorithm 2 applies
 // only while the client sends at its full rate, since below it the receive
 // rate measures the client's own demand, or while the hosts queue: while
-// the polled hosts hold on average more than four times their W_s requests
+// the polled hosts hold on average more than three times their W_s requests
 // (waiting or in service), the servers' queues bound the answers and the
 // clients herd onto the replicas that look best, and the decrease, which
 // holds a client to about one request per rate window on a host that has

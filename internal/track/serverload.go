@@ -182,9 +182,12 @@ func (h *Host) serverLoadCounts(now time.Duration) (age, fresh time.Duration, w 
 // at most 3) and in the 5-server cells (under one W_s) the decrease only
 // sends 5-20 % of the requests to replicas worse at that moment
 // (1.02-1.10x p99 at 45 %, 1.26-71x at 5 servers), and the rule leaves it
-// off. The bound lies between those two regimes: at 2, the 45 % cells
-// cost 1.05-1.11x (docs/experiments/fig14-gap.md, section 4).
-const QueueingLoad = 4
+// off. The bound is the most the 45 % cells reach: above it the rule
+// takes 6-19 % off p99 in ten cells of Figures 14 and 15 that 4 left
+// (Figure 15's skewed demand most) and costs at most 1.03x; at 2.5 up to
+// 1.06x (u70-T10-c300, u70-T500-c300), at 2 the 45 % cells 1.05-1.11x
+// (docs/experiments/fig14-gap.md, sections 4 and 5).
+const QueueingLoad = 3
 
 // updateQueueing recomputes, after a server-load sample at now or once a
 // sample it counted stops counting, whether the hosts queue
