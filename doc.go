@@ -369,19 +369,23 @@
 // second per node and I; policy/promstats exports them.
 //
 // Freshness follows the interval the host is polled at: each sample is
-// stamped with the midpoint of its poll and counts in full for 1.5 of the
-// host's spacing at that poll (I, or M/(share*r) when that is longer: the
-// credit then spaces the polls); after that it fades and is dropped after
-// 6 such spacings, so a host whose polls stop or slow down falls back to
-// the client-side estimates (q_s = 0, 1/mu_s = R_s). A host's polled queue
-// counts in Qmax for 6 of its spacings (see The concurrency weight). The
-// spacing, not I, because with many clients the credit is what spaces the
-// polls: at 1000 clients on 100 nodes a client polls a node every 20 s,
-// and samples dropped after 6 I = 12 s ran out at the same moment in
-// every client that had started with it, which then found the slow node
-// forgotten and all sent to it at once (cmd/vsim, scale u50-slow1 over
-// 1,200,000 requests: the slow node's index of dispersion 12.2 against
-// round robin's 0.9, p99.9 35.3 ms; with the spacing 1.0 and 29.0 ms).
+// stamped with the midpoint of its poll; its queue counts in full for 1.5
+// of the host's I at that poll and its service time for 1.5 of the
+// host's spacing (I, or M/(share*r) when that is longer: the credit then
+// spaces the polls, so the service time lasts until the next poll); after
+// that each fades and is dropped after 6 such intervals, so a host whose
+// polls stop or slow down falls back to the client-side estimates (q_s =
+// 0, 1/mu_s = R_s). A host's polled queue counts in Qmax for 6 of its
+// intervals (see The concurrency weight). A queue changes with the load, a
+// service time with the server's condition. And with many clients the
+// credit is what spaces the polls: at 1000 clients on 100 nodes a client
+// polls a node every 20 s, and service times dropped after 6 I = 12 s ran
+// out at the same moment in every client that had started with it, which
+// then found the slow node forgotten and all sent to it at once (cmd/vsim,
+// scale u50-slow1 over 1,200,000 requests: the slow node's index of
+// dispersion 12.2 against round robin's 0.9, p99.9 35.3 ms; with the
+// spacing 0.96 and 29.0 ms). The queue's freshness stays with I: with it
+// too, Figure 14's u45-T100-c300 and u45-T500-c300 read 1.04x p99.
 //
 // From each sample, over ReadStage and MutationStage:
 //

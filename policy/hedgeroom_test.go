@@ -106,7 +106,7 @@ func TestHedgeRoomPolledOthers(t *testing.T) {
 	const fresh = 100 * time.Millisecond
 	poll := func(queue float64) {
 		for _, h := range hosts {
-			h.ServerLoad(tr.Now(), queue, 0, fresh)
+			h.ServerLoad(tr.Now(), queue, 0, fresh, fresh)
 		}
 	}
 	poll(0)

@@ -224,8 +224,8 @@ func TestKnownSlowReplicaBehind(t *testing.T) {
 	assert.Equal(t, "h1", first(p, 8), "measured: 9 x 4ms + 8ms is over 60ms / 1.5: the score's order")
 
 	p, tr := setup()
-	tr.Host("h0").ServerLoad(tr.Now(), 0, 4*time.Millisecond, time.Second)
-	tr.Host("h1").ServerLoad(tr.Now(), 0, 20*time.Millisecond, time.Second)
+	tr.Host("h0").ServerLoad(tr.Now(), 0, 4*time.Millisecond, time.Second, time.Second)
+	tr.Host("h1").ServerLoad(tr.Now(), 0, 20*time.Millisecond, time.Second, time.Second)
 	for n := 0; n <= 5; n++ {
 		// expected: (n+1) x 4ms + 2 x 4ms against 20ms + 2 x 20ms
 		assert.Equal(t, "h0", first(p, n), "polled 4ms vs 20ms, %d in flight", n)
@@ -233,8 +233,8 @@ func TestKnownSlowReplicaBehind(t *testing.T) {
 	assert.Equal(t, "h1", first(p, 8), "9 x 4ms + 8ms is over 60ms / 1.5: the score's order")
 
 	p, tr = setup()
-	tr.Host("h0").ServerLoad(tr.Now(), 0, 8*time.Millisecond, time.Second)
-	tr.Host("h1").ServerLoad(tr.Now(), 0, 20*time.Millisecond, time.Second)
+	tr.Host("h0").ServerLoad(tr.Now(), 0, 8*time.Millisecond, time.Second, time.Second)
+	tr.Host("h1").ServerLoad(tr.Now(), 0, 20*time.Millisecond, time.Second, time.Second)
 	assert.Equal(t, "h1", first(p, 2), "polled 8ms vs 20ms: under 3x, the score decides")
 }
 

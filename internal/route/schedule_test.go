@@ -269,27 +269,56 @@ func TestPollCreditCountsUserPlans(t *testing.T) {
 	}
 }
 
-// A host's server-load sample lasts until its next poll when the credit,
-// not I, spaces the polls: at 30 requests per second over 3 hosts with a
-// share of 0.1 a host earns a poll every M/(share*r) = 1 s, ten times
-// maxInterval, and each sample counts in full for 1.5 of that spacing.
-// (With freshness from I alone every sample lapsed 600 ms after its poll,
-// at the same moment in every client that started with this one.)
-func TestServerLoadLastsUntilTheNextPoll(t *testing.T) {
-	const hosts = 3
-	r, counts, run := pollCounter(t, hosts, 100*time.Millisecond, tailroute.WithPollBudget(0.1, 10*time.Millisecond, 100*time.Millisecond))
-	run(30, 3) // 3 s at 30 requests per second: the warm-up and a first paced poll
-	before := counts()
-	for step := 0; step < 40; step++ { // 4 s more
-		run(1, 3)
+// A host's polled service time lasts until its next poll when the
+// credit, not I, spaces the polls: at 30 requests per second over 3 hosts
+// with a share of 0.1 a host earns a poll every M/(share*r) = 1 s, ten
+// times maxInterval, and the sample's 1/mu_s counts in full for 1.5 of
+// that spacing, while its queue, which changes with the load, counts in
+// full for 1.5 I only. (With both from I, every client that started with
+// this one lost its slow hosts' service times at the same moment, 600 ms
+// after the poll.)
+func TestServiceTimeLastsUntilTheNextPoll(t *testing.T) {
+	r, _, clk := testRouter(t, 3, tailroute.WithPollBudget(0.1, 10*time.Millisecond, 100*time.Millisecond))
+	var mu sync.Mutex
+	polled := map[string]int{}
+	var closed atomic.Bool
+	r.StartServerLoad(PollDriver[*testHost]{
+		Closed: closed.Load,
+		Query: func(_ context.Context, _ *testHost, id string) (ThreadPoolSample, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			polled[id]++
+			var smp ThreadPoolSample
+			smp.AddStage("ReadStage", 2, 4, 0, int64(100*polled[id])) // busy: a service time to estimate
+			return smp, nil
+		},
+	})
+	t.Cleanup(func() { closed.Store(true); clk.Advance(time.Hour) })
+	waitTimers(t, clk, 4)
+	step := func() {
+		for j := 0; j < 3; j++ {
+			plan(r, Query{})
+		}
+		clk.Advance(100 * time.Millisecond)
+		waitTimers(t, clk, 4)
+	}
+	for i := 0; i < 30; i++ { // 3 s at 30 requests per second: the warm-up and a first paced poll
+		step()
+	}
+	queueLapsed := false
+	for i := 0; i < 40; i++ { // 4 s more
+		step()
 		now := r.clock.Now()
 		for _, id := range []string{"h0", "h1", "h2"} {
 			v := r.Tracker().Host(id).View(now)
-			require.Equalf(t, 1.0, v.ServerLoadWeight, "%s at step %d: sample %v old", id, step, v.ServerLoadAge)
+			require.Greaterf(t, v.ServerServiceTime, 0.0, "%s at step %d: sample %v old", id, i, v.ServerLoadAge)
+			queueLapsed = queueLapsed || v.ServerLoadWeight < 1
 		}
 	}
-	after := counts()
-	for id, n := range after {
-		assert.InDelta(t, 4, n-before[id], 2, "%s: about one poll a second", id)
+	assert.True(t, queueLapsed, "the queue part counts in full for 1.5 I only")
+	mu.Lock()
+	defer mu.Unlock()
+	for id, n := range polled {
+		assert.Less(t, n, 8+8, "%s: the warm-up and about one poll a second", id)
 	}
 }

@@ -244,8 +244,9 @@ const pollRecheck = 4
 const WarmPolls = 2 * estimatorMinPairs
 
 // pollOnce polls e once (interval: I, the poll's timeout) and records the
-// sample, fresh for 1.5 spacings (pollBudget.spacing); false means "stop
-// polling this host".
+// sample, its queue fresh for 1.5 I and its service time for 1.5 spacings
+// (pollBudget.spacing, until the next poll); false means "stop polling
+// this host".
 func (sl *serverLoadPoller[H, S]) pollOnce(e *hostEntry[H], est *LoadEstimator, interval, spacing time.Duration) bool {
 	r := sl.r
 	ctx, cancel := context.WithTimeout(withPoll(context.Background(), e.id), interval)
@@ -277,8 +278,8 @@ func (sl *serverLoadPoller[H, S]) pollOnce(e *hostEntry[H], est *LoadEstimator, 
 	smp.Own = r.weightAt(t1) * float64(own0+own1) / 2
 	smp.Answers = e.h.Answers()
 	q, svc := est.Add(smp)
-	e.h.ServerLoad(smp.At, q, svc, spacing*3/2)
-	r.queues.add(e.id, smp.At, smp.Pending+smp.Active, r.weight(), queueMaxAgeIntervals*spacing)
+	e.h.ServerLoad(smp.At, q, svc, interval*3/2, spacing*3/2)
+	r.queues.add(e.id, smp.At, smp.Pending+smp.Active, r.weight(), queueMaxAgeIntervals*interval)
 	if done, own, ok := est.Pair(); ok {
 		r.clients.add(smp.At, done, own)
 	}

@@ -15,8 +15,10 @@ type serverLoad struct {
 	queue atomic.Uint64 // q_s, float64 bits
 	svc   ewma          // 1/mu_s, nanoseconds
 	at    atomic.Int64  // clock time of the latest sample; 0 = none
-	fresh atomic.Int64  // age up to which a sample counts in full
-	seen  atomic.Uint64 // the host's observed attempts (Host.samples) at the sample
+	fresh atomic.Int64  // age up to which a sample's queue counts in full
+	// svcFresh is the same for its 1/mu_s (ServerLoad's serviceFresh).
+	svcFresh atomic.Int64
+	seen     atomic.Uint64 // the host's observed attempts (Host.samples) at the sample
 	// workers is W_s, the requests the server serves at once (polled
 	// active_tasks_limit); 0 = unknown.
 	workers atomic.Int64
@@ -25,17 +27,21 @@ type serverLoad struct {
 // ServerLoad records a server-load sample taken at clock time at: the
 // host's queue (q_s: requests waiting or in service that this client does
 // not count in os_s) and its mean service time per request (1/mu_s; 0 or
-// less: none, which drops the previous one). A
-// sample counts in full up to the age fresh (normally a little more than
-// the poll interval) and then fades (see ServerLoadWeight). Payload
-// feedback (Feedback), when present, takes precedence.
-func (h *Host) ServerLoad(at time.Duration, queue float64, serviceTime, fresh time.Duration) {
+// less: none, which drops the previous one). The queue counts in full up
+// to the age fresh and the service time up to serviceFresh (at least
+// fresh), then each fades (see ServerLoadWeight): a queue changes with the
+// load, a service time with the server's condition, so the poller gives
+// the queue a little more than the poll interval and the service time
+// until the host's next poll. Payload feedback (Feedback), when present,
+// takes precedence.
+func (h *Host) ServerLoad(at time.Duration, queue float64, serviceTime, fresh, serviceFresh time.Duration) {
 	if queue < 0 || math.IsNaN(queue) {
 		queue = 0
 	}
 	if fresh <= 0 {
 		fresh = time.Nanosecond
 	}
+	h.load.svcFresh.Store(int64(max(serviceFresh, fresh)))
 	h.load.queue.Store(math.Float64bits(queue))
 	if serviceTime > 0 {
 		h.load.svc.add(float64(serviceTime), 1) // the estimator's window smooths it
@@ -127,24 +133,24 @@ func floorResponseTime(v *View) {
 }
 
 // applyServerLoad blends the server-load sample into v (no payload
-// feedback; see ServerLoadWeight) and reports whether it applied.
+// feedback; see ServerLoadWeight) and reports whether any of it applied.
 func (h *Host) applyServerLoad(v *View, now time.Duration) bool {
 	age, fresh, w, ok := h.serverLoadCounts(now)
-	if !ok {
+	ws, svcOK := h.serviceTimeCounts(age)
+	if !ok && !svcOK {
 		return false
 	}
 	v.ServerLoadAge, v.ServerLoadWeight = age, w
-	s, ok := h.load.svc.get()
-	if ok {
+	if s, has := h.load.svc.get(); has && svcOK {
 		v.ServerServiceTime = s
+		if s > v.ServiceTime {
+			// Only above R_s: a polled 1/mu_s below it would make the
+			// host look faster than its latencies said (C3's R_s - 1/mu_s
+			// + qhat^3/mu_s).
+			v.ServiceTime += ws * (s - v.ServiceTime)
+		}
 	}
-	if ok && s > v.ServiceTime {
-		// Only above R_s: a polled 1/mu_s below it would make the host
-		// look faster than its latencies said (C3's R_s - 1/mu_s +
-		// qhat^3/mu_s).
-		v.ServiceTime += w * (s - v.ServiceTime)
-	}
-	if !h.t.off.On(RuleIdleQueue) || h.samples.Load() == h.load.seen.Load() && v.InFlight == 0 && v.SinceResponse >= fresh {
+	if ok && (!h.t.off.On(RuleIdleQueue) || h.samples.Load() == h.load.seen.Load() && v.InFlight == 0 && v.SinceResponse >= fresh) {
 		// The client does not measure the host itself: the polled queue
 		// is the only one it has.
 		v.QueueSize = w * math.Float64frombits(h.load.queue.Load())
@@ -153,9 +159,9 @@ func (h *Host) applyServerLoad(v *View, now time.Duration) bool {
 }
 
 // serverLoadCounts returns the age at now of the host's server-load
-// sample, the interval it was polled at (fresh) and its weight
-// (ServerLoadWeight), and whether it still counts: there is one and its
-// weight is at least minServerLoadWeight.
+// sample, the interval it was polled at (fresh) and its queue's weight
+// (ServerLoadWeight), and whether the queue still counts: there is a
+// sample and that weight is at least minServerLoadWeight.
 func (h *Host) serverLoadCounts(now time.Duration) (age, fresh time.Duration, w float64, ok bool) {
 	at := h.load.at.Load()
 	if at == 0 {
@@ -165,6 +171,17 @@ func (h *Host) serverLoadCounts(now time.Duration) (age, fresh time.Duration, w 
 	fresh = time.Duration(h.load.fresh.Load())
 	w = ServerLoadWeight(age, fresh)
 	return age, fresh, w, w >= minServerLoadWeight
+}
+
+// serviceTimeCounts returns the weight of the sample's 1/mu_s at age age
+// (ServerLoadWeight with its own freshness) and whether it still counts;
+// false without a sample.
+func (h *Host) serviceTimeCounts(age time.Duration) (float64, bool) {
+	if h.load.at.Load() == 0 {
+		return 0, false
+	}
+	w := ServerLoadWeight(age, time.Duration(h.load.svcFresh.Load()))
+	return w, w >= minServerLoadWeight
 }
 
 // QueueingLoad is RuleQueueing's bound: the hosts queue while the polled

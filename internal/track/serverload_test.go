@@ -28,7 +28,7 @@ func TestStaleServerLoadFadesIntoClientEstimates(t *testing.T) {
 	h.Observe(tr.Now(), 2*time.Millisecond, Success) // R_s = 2ms
 	const fresh = 100 * time.Millisecond
 	clk.Advance(fresh) // not heard from for fresh: the client does not measure it
-	h.ServerLoad(clk.Now(), 12, 8*time.Millisecond, fresh)
+	h.ServerLoad(clk.Now(), 12, 8*time.Millisecond, fresh, fresh)
 
 	v := h.View(clk.Now())
 	assert.Equal(t, 1.0, v.ServerLoadWeight)
@@ -51,7 +51,7 @@ func TestStaleServerLoadFadesIntoClientEstimates(t *testing.T) {
 
 	// A fresh sample counts again; one without a service time drops the
 	// previous estimate (it may be of another load or speed).
-	h.ServerLoad(clk.Now(), 3, 0, fresh)
+	h.ServerLoad(clk.Now(), 3, 0, fresh, fresh)
 	v = h.View(clk.Now())
 	assert.Equal(t, 3.0, v.QueueSize)
 	assert.Equal(t, v.ResponseTime, v.ServiceTime)
@@ -79,16 +79,16 @@ func TestServerLoadFloorsResponseTime(t *testing.T) {
 	slow.Observe(tr.Now(), 5*time.Millisecond, Success) // measured before it slowed down
 	clk.Advance(time.Second)
 	fast.Observe(tr.Now(), 4*time.Millisecond, Success)
-	slow.ServerLoad(clk.Now(), 0, 20*time.Millisecond, time.Second)
+	slow.ServerLoad(clk.Now(), 0, 20*time.Millisecond, time.Second, time.Second)
 	v := slow.View(clk.Now())
 	assert.InDelta(t, float64(20*time.Millisecond), v.ResponseTime, 1)
 	assert.InDelta(t, float64(20*time.Millisecond), v.ServiceTime, 1)
 	clk.Advance(3 * time.Second) // idle: R_s forgotten toward 4ms
-	slow.ServerLoad(clk.Now(), 0, 20*time.Millisecond, time.Second)
+	slow.ServerLoad(clk.Now(), 0, 20*time.Millisecond, time.Second, time.Second)
 	v = slow.View(clk.Now())
 	assert.InDelta(t, float64(20*time.Millisecond), v.ResponseTime, 1)
 	// A service time below R_s changes nothing: 1/mu_s stays R_s.
-	fast.ServerLoad(clk.Now(), 0, 2*time.Millisecond, time.Second)
+	fast.ServerLoad(clk.Now(), 0, 2*time.Millisecond, time.Second, time.Second)
 	before := fast.View(clk.Now() - 1)
 	vf := fast.View(clk.Now())
 	assert.Equal(t, vf.ResponseTime, vf.ServiceTime)
@@ -103,14 +103,14 @@ func TestServerLoadQueueYieldsToFresherLatencies(t *testing.T) {
 	tr, clk := newTest(t, nil)
 	h := tr.Host("a")
 	h.Observe(tr.Now(), 4*time.Millisecond, Success)
-	h.ServerLoad(clk.Now(), 6, 20*time.Millisecond, time.Second)
+	h.ServerLoad(clk.Now(), 6, 20*time.Millisecond, time.Second, time.Second)
 	v := h.View(clk.Now())
 	assert.Zero(t, v.QueueSize, "a response within fresh: the client measures the host")
 	assert.Equal(t, 1.0, v.ServerLoadWeight, "the service time counts")
 	assert.InDelta(t, float64(20*time.Millisecond), v.ServiceTime, 1, "polled 1/mu_s above R_s")
 	assert.InDelta(t, float64(20*time.Millisecond), v.ResponseTime, 1, "R_s raised to it")
 	clk.Advance(time.Second)
-	h.ServerLoad(clk.Now(), 6, 20*time.Millisecond, time.Second)
+	h.ServerLoad(clk.Now(), 6, 20*time.Millisecond, time.Second, time.Second)
 	v = h.View(clk.Now())
 	assert.Equal(t, 1.0, v.ServerLoadWeight)
 	assert.Equal(t, 6.0, v.QueueSize, "idle since fresh: the polled queue counts")
@@ -123,7 +123,7 @@ func TestServerLoadQueueYieldsToFresherLatencies(t *testing.T) {
 	v = h.View(clk.Now())
 	assert.Zero(t, v.ServerLoadWeight)
 	assert.Less(t, v.ResponseTime, float64(20*time.Millisecond))
-	h.ServerLoad(clk.Now(), 2, 20*time.Millisecond, time.Second) // the next poll after a silence counts again
+	h.ServerLoad(clk.Now(), 2, 20*time.Millisecond, time.Second, time.Second) // the next poll after a silence counts again
 	assert.Equal(t, 2.0, h.View(clk.Now()).QueueSize)
 	h.Begin(tr.Now()) // a request outstanding: the client is measuring it
 	assert.Zero(t, h.View(clk.Now()).QueueSize)
@@ -132,7 +132,7 @@ func TestServerLoadQueueYieldsToFresherLatencies(t *testing.T) {
 func TestServerLoadIgnoresNegativeQueue(t *testing.T) {
 	tr, clk := newTest(t, nil)
 	h := tr.Host("a")
-	h.ServerLoad(clk.Now(), -5, -time.Millisecond, time.Second)
+	h.ServerLoad(clk.Now(), -5, -time.Millisecond, time.Second, time.Second)
 	v := h.View(clk.Now())
 	assert.Zero(t, v.QueueSize)
 	assert.Equal(t, v.ResponseTime, v.ServiceTime)

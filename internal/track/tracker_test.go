@@ -674,11 +674,11 @@ func TestQueueingDecrease(t *testing.T) {
 			for _, id := range []string{"a", "b", "c"} {
 				h := tr.Host(id)
 				h.ServerWorkers(4)
-				h.ServerLoad(clk.Now(), c.queue, time.Millisecond, time.Second)
+				h.ServerLoad(clk.Now(), c.queue, time.Millisecond, time.Second, time.Second)
 			}
 			clk.Advance(c.age)
 			if c.repoll {
-				tr.Host("c").ServerLoad(clk.Now()-c.age, c.queue, time.Millisecond, time.Second) // recomputed at now
+				tr.Host("c").ServerLoad(clk.Now()-c.age, c.queue, time.Millisecond, time.Second, time.Second) // recomputed at now
 			}
 			h := tr.Host("a")
 			require.InDelta(t, 100, h.Rate(), 1e-9)
