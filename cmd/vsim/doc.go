@@ -17,7 +17,9 @@
 // the requests one server got, the worst server's index of dispersion of
 // its requests per 100 ms window (after the first second) over round
 // robin's on the same server (token-aware, else the paper's rr: a herd
-// shows as a ratio well above 1), the server-load polls each server
+// shows as a ratio well above 1; the largest of 100 ratios of two
+// estimates is about 2 between two round robin runs of 300,000 requests
+// and 1.4-1.5 at the scale preset's 1,200,000), the server-load polls each server
 // received per second, and errors; in a zone cell (preset zones) also the
 // share of the requests sent out of their client's zone (out_of_zone in
 // report.json). Progress goes to stderr, the tables to

@@ -32,7 +32,7 @@ var presets = map[string]preset{
 		cells: fig14, strategies: paperStrategies, seeds: "1-5"},
 	"fig15": {doc: "the C3 paper's Figure 15: demand skew (20 % and 50 % of the clients make 80 % of the requests) at utilization 70 %, T = 10, 100, 500 ms, 150 and 300 clients",
 		cells: fig15, strategies: paperStrategies, seeds: "1-5"},
-	"scale": {doc: "1000 clients x 100 servers (RF 3, vnode ring, 300,000 requests, the first second not measured) at utilization 50 % and 80 %: one slow server (5x), two slow servers, a 150 ms pause of each server every 2 s, a cascade (a 5x slow server and its ring neighbour, which slows 2x while more than 8 requests wait or run on it)",
+	"scale": {doc: "1000 clients x 100 servers (RF 3, vnode ring, 1,200,000 requests (24 s: the index of dispersion needs the windows), the first second not measured) at utilization 50 % and 80 %: one slow server (5x), two slow servers, a 150 ms pause of each server every 2 s, a cascade (a 5x slow server and its ring neighbour, which slows 2x while more than 8 requests wait or run on it)",
 		cells: scale, strategies: "tailroute,tailroute-nopoll,c3,token-aware,datastax,latencyaware,peakewma,oracle", seeds: "1-2"},
 	"crossval": {doc: "the real-time suite's cells that both simulators run (5 servers, 4 clients, W = 4, 1/mu = 4 ms, 5000 requests at 1000/s): slow-node, two-slow, recovering, bimodal 70 % / 100 ms, gc-pauses",
 		cells: crossval, strategies: "tailroute,tailroute-nopoll,tailroute-wn,tailroute-wn-nopoll,oracle", seeds: "1-12"},
@@ -85,7 +85,7 @@ func scale() []cell {
 	for _, u := range []float64{0.5, 0.8} {
 		base := func() vsim.Config {
 			return vsim.Config{Servers: 100, Clients: 1000, Workers: 4, MeanService: 4 * time.Millisecond,
-				Utilization: u, Placement: vsim.Ring, Requests: 300000, Warmup: time.Second}
+				Utilization: u, Placement: vsim.Ring, Requests: 1200000, Warmup: time.Second}
 		}
 		name := func(s string) string { return fmt.Sprintf("u%02.0f-%s", u*100, s) }
 		c := base()
