@@ -61,7 +61,7 @@ func (h *Host) ServerLoad(at time.Duration, queue float64, serviceTime, fresh, s
 // (q_s: the requests waiting or in service that this client does not count
 // in os_s, i.e. the other clients'), whatever its age; 0 without one.
 // Unlike View.QueueSize it is there for a host the client uses too; read
-// it with View.ServerLoadWeight, the weight the sample still has.
+// it with View.ServerLoadWeight, the weight its queue still has.
 func (h *Host) ServerQueue() float64 { return math.Float64frombits(h.load.queue.Load()) }
 
 // ServerWorkers records W_s, the number of requests the server serves at
@@ -90,16 +90,16 @@ func (l *serverLoad) reset() {
 // exp(-(age-fresh)/fresh), and 0 from serverLoadLife*fresh on (the weight
 // has fallen below 5 %: the sample is dropped).
 //
-// View blends a sample into the client's estimates with this weight w in
-// two parts. The service time counts for every host: when svc_sample >
-// R_s, 1/mu_s = R_s + w * (svc_sample - R_s) and R_s is raised to it (a
-// response takes at least its service time), else 1/mu_s = R_s as without
-// a sample (package tailroute, "Server load", says why). The queue counts
-// only for a host the client
-// does not measure itself (no attempt observed since the sample, none
-// outstanding and no response within fresh): q_s = w * q_sample; on a
-// host it uses, its own os_s is fresher. Below a weight of 0.01 the sample
-// is ignored.
+// View blends a sample into the client's estimates in two parts, each
+// with this weight w for its own freshness (Host.ServerLoad). The service
+// time counts for every host: when svc_sample > R_s, 1/mu_s = R_s + w *
+// (svc_sample - R_s) and R_s is raised to it (a response takes at least
+// its service time), else 1/mu_s = R_s as without a sample (package
+// tailroute, "Server load", says why). The queue counts only for a host
+// the client does not measure itself (no attempt observed since the
+// sample, none outstanding and no response within fresh): q_s = w *
+// q_sample; on a host it uses, its own os_s is fresher. Below a weight of
+// 0.01 a part is ignored.
 func ServerLoadWeight(age, fresh time.Duration) float64 {
 	if fresh <= 0 {
 		return 0

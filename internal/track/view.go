@@ -27,10 +27,11 @@ type View struct {
 	// client will see, so they do not make Silence); rankers add them to
 	// the outstanding count (os_s) of the C3 score.
 	Orphaned int64
-	// ServerLoadWeight is the weight (0..1) of the polled server-load sample
-	// in QueueSize and ServiceTime (see Host.ServerLoad and
-	// ServerLoadWeight); 0 without a usable sample or with payload feedback.
-	// ServerLoadAge is that sample's age.
+	// ServerLoadWeight is the weight (0..1) of the polled server-load
+	// sample's queue in QueueSize (its service time, which lasts longer,
+	// has its own: see Host.ServerLoad and ServerLoadWeight); 0 without a
+	// usable sample or with payload feedback. ServerLoadAge is that
+	// sample's age.
 	ServerLoadWeight float64
 	ServerLoadAge    time.Duration
 	// ServerServiceTime is the polled 1/mu_s in ns (the mean over every
