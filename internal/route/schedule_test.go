@@ -139,10 +139,12 @@ func TestPollWarmUpEndsAtFirstEstimate(t *testing.T) {
 }
 
 // pollCounter starts polling on a router over n hosts with opts and a
-// manual clock; it returns the router, the polls counted per host so far,
-// and run(steps, perStep): perStep requests planned, then the clock
-// advanced by step, steps times. The loops stop when the test ends.
-func pollCounter(t *testing.T, n int, step time.Duration, opts ...tailroute.Option) (*Router[*testHost, any], func() map[string]int, func(steps, perStep int)) {
+// manual clock; each poll of a host answers sample(k), k its polls so far
+// including this one (nil: one request active, 10 completed, whatever k).
+// It returns the router, the polls counted per host so far, and
+// run(steps, perStep): perStep requests planned, then the clock advanced
+// by step, steps times. The loops stop when the test ends.
+func pollCounter(t *testing.T, n int, step time.Duration, sample func(k int) ThreadPoolSample, opts ...tailroute.Option) (*Router[*testHost, any], func() map[string]int, func(steps, perStep int)) {
 	r, _, clk := testRouter(t, n, opts...)
 	var mu sync.Mutex
 	polled := map[string]int{}
@@ -152,8 +154,12 @@ func pollCounter(t *testing.T, n int, step time.Duration, opts ...tailroute.Opti
 		Query: func(_ context.Context, _ *testHost, id string) (ThreadPoolSample, error) {
 			mu.Lock()
 			polled[id]++
+			k := polled[id]
 			mu.Unlock()
-			return ThreadPoolSample{Active: 1, Completed: 10}, nil
+			if sample == nil {
+				return ThreadPoolSample{Active: 1, Completed: 10}, nil
+			}
+			return sample(k), nil
 		},
 	})
 	t.Cleanup(func() { closed.Store(true); clk.Advance(time.Hour) })
@@ -188,7 +194,7 @@ func TestPollBudgetBoundsPolls(t *testing.T) {
 		minIv, step = 10 * time.Millisecond, 5 * time.Millisecond
 		hosts       = 3
 	)
-	r, counts, run := pollCounter(t, hosts, step, tailroute.WithPollBudget(share, minIv, time.Second))
+	r, counts, run := pollCounter(t, hosts, step, nil, tailroute.WithPollBudget(share, minIv, time.Second))
 
 	// 2000 requests/s: I = M/(share*r) = 15ms; the credit bounds the polls.
 	run(400, 10)
@@ -234,7 +240,7 @@ func TestPollFollowsRisingRate(t *testing.T) {
 		minIv, step = 10 * time.Millisecond, 5 * time.Millisecond
 		hosts       = 3
 	)
-	r, counts, run := pollCounter(t, hosts, step, tailroute.WithPollBudget(share, minIv, 2*time.Second))
+	r, counts, run := pollCounter(t, hosts, step, nil, tailroute.WithPollBudget(share, minIv, 2*time.Second))
 	run(600, 0) // 3 s without a request: the first credit spent, I = maxInterval
 	idle := counts()
 	require.Len(t, idle, hosts)
@@ -278,36 +284,16 @@ func TestPollCreditCountsUserPlans(t *testing.T) {
 // this one lost its slow hosts' service times at the same moment, 600 ms
 // after the poll.)
 func TestServiceTimeLastsUntilTheNextPoll(t *testing.T) {
-	r, _, clk := testRouter(t, 3, tailroute.WithPollBudget(0.1, 10*time.Millisecond, 100*time.Millisecond))
-	var mu sync.Mutex
-	polled := map[string]int{}
-	var closed atomic.Bool
-	r.StartServerLoad(PollDriver[*testHost]{
-		Closed: closed.Load,
-		Query: func(_ context.Context, _ *testHost, id string) (ThreadPoolSample, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			polled[id]++
-			var smp ThreadPoolSample
-			smp.AddStage("ReadStage", 2, 4, 0, int64(100*polled[id])) // busy: a service time to estimate
-			return smp, nil
-		},
-	})
-	t.Cleanup(func() { closed.Store(true); clk.Advance(time.Hour) })
-	waitTimers(t, clk, 4)
-	step := func() {
-		for j := 0; j < 3; j++ {
-			plan(r, Query{})
-		}
-		clk.Advance(100 * time.Millisecond)
-		waitTimers(t, clk, 4)
+	busy := func(k int) ThreadPoolSample { // a service time to estimate
+		var smp ThreadPoolSample
+		smp.AddStage("ReadStage", 2, 4, 0, int64(100*k))
+		return smp
 	}
-	for i := 0; i < 30; i++ { // 3 s at 30 requests per second: the warm-up and a first paced poll
-		step()
-	}
+	r, counts, run := pollCounter(t, 3, 100*time.Millisecond, busy, tailroute.WithPollBudget(0.1, 10*time.Millisecond, 100*time.Millisecond))
+	run(30, 3) // 3 s at 30 requests per second: the warm-up and a first paced poll
 	queueLapsed := false
 	for i := 0; i < 40; i++ { // 4 s more
-		step()
+		run(1, 3)
 		now := r.clock.Now()
 		for _, id := range []string{"h0", "h1", "h2"} {
 			v := r.Tracker().Host(id).View(now)
@@ -316,9 +302,7 @@ func TestServiceTimeLastsUntilTheNextPoll(t *testing.T) {
 		}
 	}
 	assert.True(t, queueLapsed, "the queue part counts in full for 1.5 I only")
-	mu.Lock()
-	defer mu.Unlock()
-	for id, n := range polled {
+	for id, n := range counts() {
 		assert.Less(t, n, 8+8, "%s: the warm-up and about one poll a second", id)
 	}
 }

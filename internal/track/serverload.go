@@ -218,20 +218,21 @@ func (t *Tracker) updateQueueing(now time.Duration) {
 	}
 	var sum float64
 	n := 0
-	var until int64 // the first time a sample counted here stops counting
+	var until time.Duration // the first time a sample counted here stops counting
 	for _, h := range t.hosts.Load().list {
 		w := h.load.workers.Load()
-		if _, _, _, counts := h.serverLoadCounts(now); w < 1 || !counts {
+		age, fresh, _, counts := h.serverLoadCounts(now)
+		if w < 1 || !counts {
 			continue
 		}
 		sum += (h.ServerQueue() + float64(h.InFlight())) / float64(w)
 		n++
-		if end := h.load.at.Load() + serverLoadLife*h.load.fresh.Load(); until == 0 || end < until {
+		if end := now - age + serverLoadLife*fresh; until == 0 || end < until {
 			until = end
 		}
 	}
 	t.queueing.Store(n > 0 && sum > QueueingLoad*float64(n))
-	t.queueingUntil.Store(until)
+	t.queueingUntil.Store(int64(until))
 }
 
 // hostsQueue returns RuleQueueing's flag at now. The flag is recomputed
