@@ -152,6 +152,10 @@ func (r *Rolling) advance(s *slot, tag int64) bool {
 	return t == tag
 }
 
+// Window returns the sub-window now falls in: what the window ending at
+// now holds changes only with it and with Record and Reset.
+func (r *Rolling) Window(now time.Duration) int64 { return r.epoch(now) }
+
 // Reset empties the histogram.
 func (r *Rolling) Reset() {
 	r.mu.Lock()

@@ -8,7 +8,8 @@
 // last response, rolling response/success buckets with a sticky bucket (as in
 // the success-prioritized fallback cascade), a cheap rolling log-linear
 // latency histogram per host (merged on demand for the cluster-wide
-// LatencyQuantile), and the per-host CUBIC rate controller of the C3
+// LatencyQuantile, and for the host's median, which LatencyMedian keeps
+// until the histogram changes), and the per-host CUBIC rate controller of the C3
 // paper (Algorithm 2, with the sending-rate limiter of Algorithm 1).
 //
 // The package is free of driver types: hosts are keyed by a host ID string and

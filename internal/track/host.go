@@ -73,6 +73,7 @@ type Host struct {
 	owedFrom atomic.Int64 // clock time the outstanding count last rose from 0
 	probedAt atomic.Int64 // clock time of the last ClaimProbe that succeeded
 	samples  atomic.Uint64
+	censored atomic.Uint64 // censored samples recorded in hist (orphan)
 
 	orphaned     atomic.Int64 // attempts the client gave up on (View.Orphaned)
 	orphanedSent atomic.Int64 // latest send time among them
@@ -81,6 +82,7 @@ type Host struct {
 	load serverLoad // polled server load (ServerLoad)
 
 	hist   hist.Rolling
+	median medianCache
 	health healthBuckets
 	rate   rateCtl
 
@@ -255,6 +257,7 @@ func (h *Host) Reset() {
 	h.load.reset()
 	h.samples.Store(0)
 	h.hist.Reset()
+	h.median.reset()
 	h.health.reset(now)
 	h.rate.reset(now)
 	h.lastResp.Store(int64(now))

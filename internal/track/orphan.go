@@ -24,6 +24,7 @@ func (h *Host) orphan(now, latency time.Duration) {
 	if r, ok := h.resp.get(); ok && float64(latency) > r {
 		h.resp.add(float64(latency), h.t.cfg.EWMAAlpha)
 		h.hist.Record(now, latency)
+		h.censored.Add(1)
 	}
 }
 

@@ -16,13 +16,6 @@ func (h *Host) LatencyQuantile(q float64) (time.Duration, bool) {
 	return d, n >= uint64(h.t.cfg.MinQuantileSamples)
 }
 
-// LatencyMedian returns the median of this host's latencies in the window
-// ending at now and the number of samples it rests on (see
-// tracker.Config.LatencyWindow).
-func (h *Host) LatencyMedian(now time.Duration) (time.Duration, uint64) {
-	return h.hist.Quantile(now, 0.5)
-}
-
 // Snapshot returns a copy of the host's state.
 func (h *Host) Snapshot() tracker.HostSnapshot {
 	now := h.t.clock.Now()

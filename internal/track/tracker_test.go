@@ -288,6 +288,77 @@ func TestLatencyQuantile(t *testing.T) {
 	_ = clk
 }
 
+// TestLatencyMedianCache checks LatencyMedian against a merge of the
+// host's histogram as samples and censored samples arrive, as sub-windows
+// roll over and after Reset, and that a repeated read is the cached one.
+func TestLatencyMedianCache(t *testing.T) {
+	tr, clk := newTest(t, nil)
+	h := tr.Host("a")
+	win := tr.Config().LatencyWindow
+	same := func(what string) time.Duration {
+		t.Helper()
+		now := tr.Now()
+		d, n := h.LatencyMedian(now)
+		md, mn := h.hist.Quantile(now, 0.5)
+		require.Equal(t, md, d, what)
+		require.Equal(t, mn, n, what)
+		d2, n2 := h.LatencyMedian(now)
+		require.Equal(t, d, d2, what+", read again")
+		require.Equal(t, n, n2, what+", read again")
+		return d
+	}
+	same("empty")
+	for i := 0; i < 3; i++ {
+		h.Observe(tr.Now(), time.Millisecond, Success)
+		same("after a sample")
+	}
+	for i := 0; i < 4; i++ {
+		h.Observe(tr.Now(), 10*time.Millisecond, Success)
+		same("after a slower sample")
+	}
+	require.Greater(t, same("samples"), 9*time.Millisecond)
+
+	// a sample recorded behind the cache's back is not seen: reads hit
+	before := same("before")
+	for i := 0; i < 10; i++ {
+		h.hist.Record(tr.Now(), time.Second)
+	}
+	d, _ := h.LatencyMedian(tr.Now())
+	require.Equal(t, before, d, "cached")
+	h.Observe(tr.Now(), 10*time.Millisecond, Success)
+	require.Greater(t, same("a sample invalidates"), 900*time.Millisecond)
+
+	// censored samples (orphans) change the histogram without a sample
+	for i := 0; i < 24; i++ {
+		h.Observe(tr.Now(), 3*time.Second, Cancelled)
+		same("after a censored sample")
+	}
+	require.Greater(t, same("censored"), 2*time.Second)
+
+	// sub-windows roll over: the older samples leave the window
+	clk.Advance(win)
+	for i := 0; i < 100; i++ {
+		h.Observe(tr.Now(), 5*time.Millisecond, Success)
+	}
+	require.Equal(t, 5*time.Millisecond, same("new sub-window").Round(time.Millisecond))
+	clk.Advance(win)
+	require.Equal(t, 5*time.Millisecond, same("previous window still counts").Round(time.Millisecond))
+	clk.Advance(win)
+	require.Zero(t, same("both windows left"))
+
+	// Reset empties the cache: as many samples again, in the same sub-window
+	h = tr.Host("b")
+	for i := 0; i < 3; i++ {
+		h.Observe(tr.Now(), time.Millisecond, Success)
+	}
+	same("before Reset")
+	h.Reset()
+	for i := 0; i < 3; i++ {
+		h.Observe(tr.Now(), 50*time.Millisecond, Success)
+	}
+	require.Greater(t, same("after Reset"), 40*time.Millisecond)
+}
+
 func TestAttemptAccounting(t *testing.T) {
 	tr, _ := newTest(t, nil)
 	h := tr.Host("a")
@@ -625,10 +696,14 @@ func TestConcurrentHosts(t *testing.T) {
 				_ = h.View(tr.Now())
 				h.ConsumeToken(tr.Now())
 				h.Observe(tr.Now(), time.Duration(100+i)*time.Microsecond, Outcome(i%4))
+				_, _ = h.LatencyMedian(tr.Now())
 				if i%50 == 0 {
 					h.Feedback(float64(i%7), time.Millisecond)
 					_ = h.Snapshot()
 					_, _ = tr.LatencyQuantile(0.99)
+				}
+				if g == 0 && i%100 == 99 {
+					h.Reset()
 				}
 				h.End(a)
 			}
@@ -639,6 +714,13 @@ func TestConcurrentHosts(t *testing.T) {
 	for _, s := range tr.Snapshot() {
 		assert.EqualValues(t, 0, s.InFlight, s.ID)
 		names = append(names, s.ID)
+	}
+	for _, h := range tr.Hosts() { // the cache holds no sample the merge has not
+		now := tr.Now()
+		d, n := h.LatencyMedian(now)
+		md, mn := h.hist.Quantile(now, 0.5)
+		assert.Equal(t, md, d, h.ID())
+		assert.Equal(t, mn, n, h.ID())
 	}
 	assert.True(t, sort.StringsAreSorted(names))
 	assert.Equal(t, strings.Join(ids, ","), strings.Join(names, ","))
