@@ -79,19 +79,19 @@ func (st *queryState[H, S]) rankC3(c []core.Candidate) {
 	limited := p.rateLimited()
 	zone := cfg.LocalRack != ""
 	known := &st.known
-	var v track.View
 	for k := range c {
 		h := t.hosts[c[k].Host].h
-		h.ReadView(&v, now)
-		w, workers := p.scoreWeights(&v, now)
-		c[k].Score = p.scoreWith(&v, w, workers)
+		v := &known[k].view
+		h.ReadView(v, now)
+		w, workers := p.scoreWeights(v, now)
+		c[k].Score = p.scoreWith(v, w, workers)
 		if p.polled || zone {
-			known[k].set(c[k].Host, &v, p.expectedWith(&v, w, workers))
+			known[k].set(c[k].Host, w, workers)
 		}
 		c[k].InFlight = v.Outstanding()
 		c[k].Success = float32(v.SuccessRate)
 		if limited {
-			c[k].InRate = !p.stalled(&v) && h.WithinRate(now)
+			c[k].InRate = !p.stalled(v) && h.WithinRate(now)
 		}
 	}
 	st.demote(c)
@@ -214,22 +214,31 @@ func (p *Router[H, S]) scoreWeights(v *track.View, now time.Duration) (w, worker
 // (package tailroute, "W_s workers", says why).
 func drainSilence(w float64) float64 { return min(1, max(0.5, w/2)) }
 
-// knownService is what the known-slow rule reads of a candidate: its
-// polled 1/mu_s (0: none), its service time as the faster replica (the
-// polled 1/mu_s, else R_s; 0: neither), its R_s and its expected response
-// time (expectedResponse).
+// knownService is what the known-slow and zone rules read of a candidate:
+// its View as rankC3 read it, its polled 1/mu_s (0: none), its service
+// time as the faster replica (the polled 1/mu_s, else R_s; 0: neither),
+// its R_s and the weights its score used (scoreWeights), from which
+// expectOf gives its expected response time when a rule needs it.
 type knownService struct {
+	view               track.View
 	host               int32
 	polled, fast, resp float64
-	expect             float64
+	w, workers         float64
 }
 
-// set fills k for host from its View and expected response.
-func (k *knownService) set(host int32, v *track.View, expect float64) {
-	k.host, k.polled, k.fast, k.resp, k.expect = host, v.ServerServiceTime, v.ServerServiceTime, v.ResponseTime, expect
+// set fills k for host from k.view and its score's weights.
+func (k *knownService) set(host int32, w, workers float64) {
+	v := &k.view
+	k.host, k.polled, k.fast, k.resp, k.w, k.workers = host, v.ServerServiceTime, v.ServerServiceTime, v.ResponseTime, w, workers
 	if k.fast <= 0 && v.HasSamples {
 		k.fast = v.ResponseTime
 	}
+}
+
+// expectOf is k's expected response time (expectedResponse); 0 for
+// noKnownService.
+func (p *Router[H, S]) expectOf(k *knownService) float64 {
+	return p.expectedWith(&k.view, k.w, k.workers)
 }
 
 // The known-slow rule's ratios (package tailroute, "Known-slow replicas"):
@@ -260,16 +269,23 @@ func (st *queryState[H, S]) knownSlowBehind(c []core.Candidate, eligible int, kn
 	if svc < slowServiceRatio*fastest {
 		return
 	}
-	expect := first.expect
-	if v := h.View(now); svc > v.ServiceTime {
+	var expect float64
+	if svc > first.view.ServiceTime {
+		v := first.view
 		v.ResponseTime, v.ServiceTime = max(v.ResponseTime, svc), svc
 		expect = st.r.expectedResponse(&v, now)
+	} else {
+		expect = st.r.expectOf(first)
 	}
 	best := -1
 	var bestExpect float64
 	for k := 1; k < eligible; k++ {
 		o := lookupKnown(known, c[k].Host)
-		if o.fast <= 0 || o.expect <= 0 || expect <= slowExpectRatio*o.expect {
+		if o.fast <= 0 {
+			continue
+		}
+		oe := st.r.expectOf(o)
+		if oe <= 0 || expect <= slowExpectRatio*oe {
 			continue
 		}
 		fast := o.fast
@@ -279,8 +295,8 @@ func (st *queryState[H, S]) knownSlowBehind(c []core.Candidate, eligible int, kn
 		if svc < slowServiceRatio*fast {
 			continue
 		}
-		if best < 0 || o.expect < bestExpect {
-			best, bestExpect = k, o.expect
+		if best < 0 || oe < bestExpect {
+			best, bestExpect = k, oe
 		}
 	}
 	if best > 0 {

@@ -30,7 +30,7 @@ func (r *Router[H, S]) inZone(e *hostEntry[H]) bool {
 //	E'_zone <= ZoneBound x min_s E_s, or
 //	E'_zone <= ZoneBound x max_s E_s and the medians say it is no slower (mediansKeep)
 //
-// E_s is expectedResponse (known[].expect), min_s over E'_zone and the
+// E_s is expectedResponse (expectOf), min_s over E'_zone and the
 // other eligible replicas, max_s over the others. E'_zone is the in-zone replica's, read with
 // what the engine knows beyond its estimates: R_s at
 // least its Silence (a request it has owed for that long has taken at
@@ -60,24 +60,28 @@ func (st *queryState[H, S]) keepInZone(c []core.Candidate, eligible int, known [
 		return
 	}
 	h := hosts[c[z].Host].h
-	v := h.View(now)
+	kz := lookupKnown(known, c[z].Host)
+	v := kz.view
 	if p.zonePaused(&v, now) || p.stalled(&v) {
 		return
 	}
-	kz := lookupKnown(known, c[z].Host)
+	raised := false // E'_zone differs from E_zone
 	if fastest := fastestOther(c, eligible, z, known); fastest > 0 {
 		if svc := slowService(kz, h, fastest, now); svc >= slowServiceRatio*fastest && svc > v.ServiceTime {
-			v.ResponseTime, v.ServiceTime = max(v.ResponseTime, svc), svc
+			v.ResponseTime, v.ServiceTime, raised = max(v.ResponseTime, svc), svc, true
 		}
 	}
 	if s := float64(v.Silence); s > v.ResponseTime {
-		v.ResponseTime = s
+		v.ResponseTime, raised = s, true
 	}
-	local := max(kz.expect, p.expectedResponse(&v, now))
+	local := p.expectOf(kz)
+	if raised {
+		local = max(local, p.expectedResponse(&v, now))
+	}
 	best, worst := local, 0.0
 	for k := 0; k < eligible; k++ {
 		if k != z {
-			e := lookupKnown(known, c[k].Host).expect
+			e := p.expectOf(lookupKnown(known, c[k].Host))
 			best, worst = min(best, e), max(worst, e)
 		}
 	}

@@ -55,4 +55,4 @@ func (h *Host) orphansExpired(now time.Duration, at int64) bool {
 func (h *Host) Outstanding(now time.Duration) int64 { return h.InFlight() + h.Orphaned(now) }
 
 // Outstanding is Host.Outstanding read from a View.
-func (v View) Outstanding() int64 { return v.InFlight + v.Orphaned }
+func (v *View) Outstanding() int64 { return v.InFlight + v.Orphaned }

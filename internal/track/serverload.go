@@ -136,6 +136,9 @@ func floorResponseTime(v *View) {
 // feedback; see ServerLoadWeight) and reports whether any of it applied.
 func (h *Host) applyServerLoad(v *View, now time.Duration) bool {
 	age, fresh, w, ok := h.serverLoadCounts(now)
+	if fresh == 0 {
+		return false // no sample
+	}
 	ws, svcOK := h.serviceTimeCounts(age)
 	if !ok && !svcOK {
 		return false
@@ -159,9 +162,10 @@ func (h *Host) applyServerLoad(v *View, now time.Duration) bool {
 }
 
 // serverLoadCounts returns the age at now of the host's server-load
-// sample, the interval it was polled at (fresh) and its queue's weight
-// (ServerLoadWeight), and whether the queue still counts: there is a
-// sample and that weight is at least minServerLoadWeight.
+// sample, the interval it was polled at (fresh; 0 without a sample) and
+// its queue's weight (ServerLoadWeight), and whether the queue still
+// counts: there is a sample and that weight is at least
+// minServerLoadWeight.
 func (h *Host) serverLoadCounts(now time.Duration) (age, fresh time.Duration, w float64, ok bool) {
 	at := h.load.at.Load()
 	if at == 0 {
@@ -173,13 +177,10 @@ func (h *Host) serverLoadCounts(now time.Duration) (age, fresh time.Duration, w 
 	return age, fresh, w, w >= minServerLoadWeight
 }
 
-// serviceTimeCounts returns the weight of the sample's 1/mu_s at age age
-// (ServerLoadWeight with its own freshness) and whether it still counts;
-// false without a sample.
+// serviceTimeCounts returns the weight of the host's sample's 1/mu_s at
+// age age (ServerLoadWeight with its own freshness) and whether it still
+// counts.
 func (h *Host) serviceTimeCounts(age time.Duration) (float64, bool) {
-	if h.load.at.Load() == 0 {
-		return 0, false
-	}
 	w := ServerLoadWeight(age, time.Duration(h.load.svcFresh.Load()))
 	return w, w >= minServerLoadWeight
 }
