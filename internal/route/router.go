@@ -162,6 +162,7 @@ func New[H HostInfo, S any](hooks Hooks, opts ...tailroute.Option) (*Router[H, S
 	r.tbl.Store(&hostTable[H]{byID: map[string]int32{}, ks: map[string]*ksEntry{}})
 	dc := cfg.LocalDC
 	r.localDC.Store(&dc)
+	tr.SetClients(r.weight())
 	return r, nil
 }
 

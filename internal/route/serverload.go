@@ -282,6 +282,7 @@ func (sl *serverLoadPoller[H, S]) pollOnce(e *hostEntry[H], est *LoadEstimator, 
 	r.queues.add(e.id, smp.At, smp.Pending+smp.Active, r.weight(), queueMaxAgeIntervals*interval)
 	if done, own, ok := est.Pair(); ok {
 		r.clients.add(smp.At, done, own)
+		r.tr.SetClients(r.weight())
 	}
 	e.h.ServerWorkers(smp.Workers)
 	sl.samples.Add(1)

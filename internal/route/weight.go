@@ -100,7 +100,9 @@ func (r *Router[H, S]) weightAt(now time.Duration) float64 {
 }
 
 // weight returns w: WithConcurrencyWeight's, or by default the clients
-// measured from the polls (clientCount).
+// measured from the polls (clientCount). The tracker is given it at the
+// start and after each poll pair (track.Tracker.SetClients: whether the
+// client is one of many, for the rate decrease).
 func (r *Router[H, S]) weight() float64 {
 	if r.cfg.Weight > 0 {
 		return r.cfg.Weight

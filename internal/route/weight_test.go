@@ -175,3 +175,17 @@ func TestWeightDefaultMeasured(t *testing.T) {
 	r.clients.add(time.Second, 500, 100)
 	assert.Equal(t, 2.0, r.weight())
 }
+
+// The tracker is given the w in force (for its many-clients rule): a
+// configured one from the start; a measured one after the poll pairs that
+// measure it, here many completions per own answer.
+func TestWeightGivenToTracker(t *testing.T) {
+	r, _, _ := testRouter(t, 3, tailroute.WithConcurrencyWeight(40))
+	assert.Equal(t, 40.0, r.tr.Clients())
+	busy := func(k int) ThreadPoolSample { return ThreadPoolSample{Active: 1, Completed: int64(k) * 5000} }
+	r, _, run := pollCounter(t, 3, 10*time.Millisecond, busy, tailroute.WithPollBudget(0.5, 10*time.Millisecond, 100*time.Millisecond))
+	assert.Equal(t, 1.0, r.tr.Clients(), "nothing measured: 1")
+	run(200, 2)
+	assert.Greater(t, r.weight(), float64(track.ManyClients))
+	assert.Equal(t, r.weight(), r.tr.Clients())
+}

@@ -35,6 +35,10 @@ const (
 	// RuleQueueing: Algorithm 2's decrease below the full rate too while
 	// the polled hosts queue ("Rate control"); off: only at full rate.
 	RuleQueueing
+	// RuleManyClients: Algorithm 2's decrease below the full rate too
+	// while the client is one of many (ManyClients, "Rate control"); off:
+	// only at full rate.
+	RuleManyClients
 
 	// RuleCount is the number of rules above.
 	RuleCount = iota
@@ -43,7 +47,7 @@ const (
 // RuleNames are the rules' names, by bit position, as the ablation prints
 // them.
 var RuleNames = [RuleCount]string{"queue-weight", "drain-silence", "polled-workers", "known-slow",
-	"warmup", "idle-queue", "full-rate", "measured-weight", "queueing"}
+	"warmup", "idle-queue", "full-rate", "measured-weight", "queueing", "many-clients"}
 
 // On reports whether rule r is on (not in the set turned off).
 func (off Rule) On(r Rule) bool { return off&r == 0 }

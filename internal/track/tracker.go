@@ -25,8 +25,9 @@ type Tracker struct {
 
 	off Rule // rules turned off (SetOff)
 
-	queueing      atomic.Bool  // RuleQueueing: the polled hosts queue (updateQueueing)
-	queueingUntil atomic.Int64 // clock time at which a sample queueing counted stops counting; 0 = none
+	queueing      atomic.Bool   // RuleQueueing: the polled hosts queue (updateQueueing)
+	queueingUntil atomic.Int64  // clock time at which a sample queueing counted stops counting; 0 = none
+	clients       atomic.Uint64 // w in force (SetClients), float64 bits; 0: none given
 }
 
 // hostSet is the tracked hosts, by ID and as a list: the hot path's

@@ -770,3 +770,34 @@ func TestQueueingDecrease(t *testing.T) {
 		})
 	}
 }
+
+// TestManyClientsDecrease checks RuleManyClients: a client that is one of
+// many (w >= ManyClients) has Algorithm 2's decrease below its full rate
+// too; with fewer clients, none given, or the rule off, srate holds.
+func TestManyClientsDecrease(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		off     Rule
+		clients float64 // 0: SetClients not called
+		want    float64
+	}{
+		{"one of many: decrease", 0, ManyClients, 100 * 0.2},
+		{"one of 300: decrease", 0, 300, 100 * 0.2},
+		{"a large share: hold", 0, ManyClients - 1, 100},
+		{"no weight given: hold", 0, 0, 100},
+		{"rule off: hold", RuleManyClients, 300, 100},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr, clk := newTest(t, nil)
+			tr.SetOff(c.off)
+			if c.clients > 0 {
+				tr.SetClients(c.clients)
+			}
+			h := tr.Host("a")
+			require.InDelta(t, 100, h.Rate(), 1e-9)
+			// one answer, nothing sent: srate 100 > rrate 1, the client's demand
+			h.Observe(clk.Now(), time.Millisecond, Success)
+			assert.InDelta(t, c.want, h.Rate(), 1e-9)
+		})
+	}
+}

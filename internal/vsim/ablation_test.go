@@ -12,16 +12,19 @@ import (
 // Every ablation strategy is wired: with its rule removed the engine
 // routes differently from tailroute in at least one of three cells that
 // exercise the rules (a slow server with pauses; failures; a slow server
-// that recovers), or the rule is one these cells cannot reach (named in
-// unreached, with why; none today).
+// that recovers; 64 clients on fluctuating servers, each client one of
+// many), or the rule is one these cells cannot reach (named in unreached,
+// with why; none today).
 func TestEveryAblationChangesTheRun(t *testing.T) {
 	unreached := map[string]string{}
-	cells := []Config{small("tailroute"), small("tailroute"), small("tailroute")}
+	cells := []Config{small("tailroute"), small("tailroute"), small("tailroute"), small("tailroute")}
 	cells[0].PauseEvery, cells[0].PauseFor = 500*time.Millisecond, 60*time.Millisecond
 	cells[0].FluctuationT = 50 * time.Millisecond
 	cells[1].Slow = nil
 	cells[1].Failing = []Failing{{Server: 2, Rate: 1}}
 	cells[2].Slow = []Slow{{Server: 0, Factor: 10, Until: 500 * time.Millisecond}}
+	cells[3].Slow, cells[3].Clients, cells[3].Requests = nil, 64, 10000
+	cells[3].FluctuationT = 100 * time.Millisecond
 	base := make([]string, len(cells))
 	for i, c := range cells {
 		res, err := Run(c)
