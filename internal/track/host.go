@@ -189,7 +189,7 @@ func (h *Host) Observe(now, latency time.Duration, o Outcome) {
 		h.lastResp.Store(int64(now))
 		h.rate.countResponse(now)
 	}
-	h.rate.adapt(now, h.t.hostsQueue(now) || h.t.manyClients())
+	h.rate.adapt(now, h.t.hostsQueue(now))
 }
 
 // sampleWeight is the weight alpha' of a new R_s sample at now

@@ -169,18 +169,17 @@ func (r *rateCtl) receiveRate(now time.Duration) float64 {
 
 // adapt runs Algorithm 2 lines 3-11 at time now, with one change: the
 // decrease (srate > rrate) only applies while the client actually sends at
-// its full rate (usedFullRate), or while herding is the risk (herd: the
+// its full rate (usedFullRate), or while the hosts queue (queueing: the
 // polled hosts hold more than QueueingLoad times their W_s requests on
-// average, RuleQueueing, or the client is one of many, ManyClients,
-// RuleManyClients). When the client's own demand is below srate,
+// average, ManyClientsLoad times for a client that is one of many;
+// RuleQueueing, RuleManyClients). When the client's own demand is below srate,
 // rrate measures that demand, not the server's capacity, and is below srate
 // by construction; decreasing then would pin srate to the demand of the
 // last window and divert every burst to worse replicas (TCP's
 // congestion-window validation, RFC 7661, makes the same exception for
 // application-limited senders). While the hosts queue, the servers' queues
-// bound the answers, not the client's demand; a client that is one of many
-// is too small a share of its hosts' load for its demand to bound theirs.
-func (r *rateCtl) adapt(now time.Duration, herd bool) {
+// bound the answers, not the client's demand.
+func (r *rateCtl) adapt(now time.Duration, queueing bool) {
 	if !r.mu.TryLock() {
 		return
 	}
@@ -190,7 +189,7 @@ func (r *rateCtl) adapt(now time.Duration, herd bool) {
 	srate := r.rate()
 	rrate := r.receiveRate(now)
 	switch {
-	case srate > rrate && t-r.tInc > int64(c.Hysteresis) && (!r.fullRate || herd || r.usedFullRate(now, srate)):
+	case srate > rrate && t-r.tInc > int64(c.Hysteresis) && (!r.fullRate || queueing || r.usedFullRate(now, srate)):
 		r.r0 = srate
 		srate *= c.Beta
 		if srate < c.MinRate {
@@ -242,38 +241,3 @@ func (h *Host) Rate() float64 { return h.rate.rate() }
 
 // ReceiveRate returns rrate (responses in the last Interval).
 func (h *Host) ReceiveRate(now time.Duration) float64 { return h.rate.receiveRate(now) }
-
-// ManyClients is RuleManyClients' bound: a client whose concurrency
-// weight w in force (SetClients: the hosts' completions over this
-// client's own answers from them, or WithConcurrencyWeight's) is at least
-// ManyClients is one of many, at most about 3 % of its hosts' load, and
-// Algorithm 2's decrease applies to it below its full rate too. Such a
-// client sees each host through a few answers and a poll now and then,
-// herds with the others onto the replicas that look best, and the
-// decrease, holding it to about what a host returned in the last window,
-// spreads the herd. With demand skewed over the clients the queues that
-// RuleQueueing waits for form only at the replicas the herd picks
-// (cmd/vsim -preset fig15: 20 % of 150 clients making 80 % of the
-// requests, w about 37 for those): there the rule takes p99 to
-// 0.25-0.66x, 0.83-0.90x at 300 clients, 0.87-1.00x with 50 % of the
-// clients making 80 %, and costs 1.01-1.04x at 45 % utilization. A client
-// that is a large share of its hosts' load has its own demand capped and
-// diverted to worse replicas: 4 clients on 5 servers (w about 4; two-slow
-// p99 1.88x, stalls 70x, docs/RESULTS.md "Every rule's place") and 20 on
-// 10 with one 5x slow server (cmd/vsim's quick cell, w about 20: 1.12x
-// p99 and 1.59x p99.9 with the bound at 16, 1.01x at 24). The bound lies
-// between the two (docs/experiments/fig14-gap.md, section 6).
-const ManyClients = 32
-
-// SetClients records w, the concurrency weight in force (C3's number of
-// clients, as the router measures or is given it), for RuleManyClients.
-func (t *Tracker) SetClients(w float64) { t.clients.Store(math.Float64bits(w)) }
-
-// Clients returns the w SetClients gave last (0: none).
-func (t *Tracker) Clients() float64 { return math.Float64frombits(t.clients.Load()) }
-
-// manyClients reports whether RuleManyClients holds: the rule on and the
-// client one of many (w >= ManyClients).
-func (t *Tracker) manyClients() bool {
-	return t.off.On(RuleManyClients) && t.Clients() >= ManyClients
-}

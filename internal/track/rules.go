@@ -35,9 +35,9 @@ const (
 	// RuleQueueing: Algorithm 2's decrease below the full rate too while
 	// the polled hosts queue ("Rate control"); off: only at full rate.
 	RuleQueueing
-	// RuleManyClients: Algorithm 2's decrease below the full rate too
-	// while the client is one of many (ManyClients, "Rate control"); off:
-	// only at full rate.
+	// RuleManyClients: RuleQueueing's bound is ManyClientsLoad for a
+	// client that is one of many (ManyClients, "Rate control"); off:
+	// QueueingLoad for every client.
 	RuleManyClients
 
 	// RuleCount is the number of rules above.

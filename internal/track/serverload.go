@@ -207,11 +207,57 @@ func (h *Host) serviceTimeCounts(age time.Duration) (float64, bool) {
 // (docs/experiments/fig14-gap.md, sections 4 and 5).
 const QueueingLoad = 3
 
+// ManyClientsLoad is RuleQueueing's bound for a client that is one of
+// many (w >= ManyClients, RuleManyClients): the hosts queue at all, more
+// than W_s requests on average. Such a client is at most about 3 % of its
+// hosts' load and sees each host through a few answers and a poll now and
+// then; with demand skewed over the clients the herd's queues form only
+// at the replicas it picks, and the mean over every host stays below
+// QueueingLoad. Measured (cmd/vsim -preset fig15, 20 % of 150 clients
+// making 80 % of the requests, w about 37 for those): p99 0.27-0.65x at
+// T = 10, 100 and 500 ms (0.80-0.89x at 300 clients, 0.88-1.01x with 50 %
+// of the clients making 80 %; at 45 % utilization with 20 % making 80 %
+// 0.79-1.00x), for 1.00-1.07x at 45 % with even demand. Below one W_s the
+// decrease only diverts: at 64 clients on 5 servers at 20 % utilization
+// with two 5x slow servers (w about 64) the decrease there costs 1.14x p99
+// (docs/experiments/fig14-gap.md, section 6).
+const ManyClientsLoad = 1
+
+// ManyClients is the concurrency weight from which a client is one of
+// many (RuleManyClients). A client that is a larger share of its hosts'
+// load keeps QueueingLoad: 20 clients on 10 servers with one 5x slow
+// server (vsim's quick cell, w about 20) read 1.12x p99 and 1.59x p99.9
+// with the decrease below the full rate from w >= 16, 1.01x from 24, and
+// Figure 15's heaviest clients measure about 37.
+const ManyClients = 32
+
+// SetClients records w, the concurrency weight in force (C3's number of
+// clients, as the router measures or is given it), for RuleManyClients,
+// and recomputes whether the hosts queue if that makes the client one of
+// many or no longer.
+func (t *Tracker) SetClients(w float64) {
+	was := t.manyClients()
+	t.clients.Store(math.Float64bits(w))
+	if t.manyClients() != was {
+		t.updateQueueing(t.clock.Now())
+	}
+}
+
+// Clients returns the w SetClients gave last (0: none).
+func (t *Tracker) Clients() float64 { return math.Float64frombits(t.clients.Load()) }
+
+// manyClients reports whether the client is one of many: RuleManyClients
+// on and w >= ManyClients.
+func (t *Tracker) manyClients() bool {
+	return t.off.On(RuleManyClients) && t.Clients() >= ManyClients
+}
+
 // updateQueueing recomputes, after a server-load sample at now or once a
 // sample it counted stops counting, whether the hosts queue
 // (RuleQueueing): the mean over the hosts with a polled W_s and a sample
 // still counting (ServerLoadWeight) of their requests, the sampled queue
-// q_s plus this client's os_s, over W_s, is above QueueingLoad. It walks
+// q_s plus this client's os_s, over W_s, is above QueueingLoad
+// (ManyClientsLoad for a client that is one of many). It walks
 // every host once per poll or expiry, not per request.
 func (t *Tracker) updateQueueing(now time.Duration) {
 	if !t.off.On(RuleQueueing) || !t.off.On(RuleFullRate) {
@@ -232,7 +278,11 @@ func (t *Tracker) updateQueueing(now time.Duration) {
 			until = end
 		}
 	}
-	t.queueing.Store(n > 0 && sum > QueueingLoad*float64(n))
+	bound := float64(QueueingLoad)
+	if t.manyClients() {
+		bound = ManyClientsLoad
+	}
+	t.queueing.Store(n > 0 && sum > bound*float64(n))
 	t.queueingUntil.Store(int64(until))
 }
 

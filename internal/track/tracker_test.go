@@ -771,28 +771,39 @@ func TestQueueingDecrease(t *testing.T) {
 	}
 }
 
-// TestManyClientsDecrease checks RuleManyClients: a client that is one of
-// many (w >= ManyClients) has Algorithm 2's decrease below its full rate
-// too; with fewer clients, none given, or the rule off, srate holds.
+// TestManyClientsDecrease checks RuleManyClients: for a client that is
+// one of many (w >= ManyClients) the hosts queue from ManyClientsLoad
+// times their W_s on average, so Algorithm 2's decrease applies below its
+// full rate there; with fewer clients, none given, a load below that
+// bound, or the rule off, srate holds. w given after the polls counts at
+// once (SetClients recomputes the flag).
 func TestManyClientsDecrease(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		off     Rule
 		clients float64 // 0: SetClients not called
+		queue   float64 // each host's polled queue, W_s = 4
 		want    float64
 	}{
-		{"one of many: decrease", 0, ManyClients, 100 * 0.2},
-		{"one of 300: decrease", 0, 300, 100 * 0.2},
-		{"a large share: hold", 0, ManyClients - 1, 100},
-		{"no weight given: hold", 0, 0, 100},
-		{"rule off: hold", RuleManyClients, 300, 100},
+		{"one of many, hosts busy: decrease", 0, ManyClients, 2 * 4, 100 * 0.2},
+		{"one of 300: decrease", 0, 300, 2 * 4, 100 * 0.2},
+		{"one of many, hosts below W_s: hold", 0, 300, ManyClientsLoad * 4, 100},
+		{"a large share: hold", 0, ManyClients - 1, 2 * 4, 100},
+		{"no weight given: hold", 0, 0, 2 * 4, 100},
+		{"rule off: hold", RuleManyClients, 300, 2 * 4, 100},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tr, clk := newTest(t, nil)
 			tr.SetOff(c.off)
+			for _, id := range []string{"a", "b", "c"} {
+				h := tr.Host(id)
+				h.ServerWorkers(4)
+				h.ServerLoad(clk.Now(), c.queue, time.Millisecond, time.Second, time.Second)
+			}
 			if c.clients > 0 {
 				tr.SetClients(c.clients)
 			}
+			assert.Equal(t, c.clients, tr.Clients())
 			h := tr.Host("a")
 			require.InDelta(t, 100, h.Rate(), 1e-9)
 			// one answer, nothing sent: srate 100 > rrate 1, the client's demand
