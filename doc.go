@@ -295,15 +295,16 @@
 // (waiting or in service), the servers' queues bound the answers and the
 // clients herd onto the replicas that look best, and the decrease, which
 // holds a client to about one request per rate window on a host that has
-// not returned more, spreads them. The decrease applies below the full
-// rate also while the client is one of many (its concurrency weight w, see
-// The concurrency weight, at least 32: at most about 3 % of its hosts'
-// load): with demand skewed over the clients the herd forms at the
-// replicas it picks while the hosts' mean stays short (p99 0.25-0.66x with
-// 20 % of 150 clients making 80 % of the requests). A client that is a
-// larger share of its hosts' load keeps the exception: capping its own
-// demand sends it to worse replicas (4 clients on 5 nodes, 20 on 10 with
-// a slow one).
+// not returned more, spreads them. For a client that is one of many (its
+// concurrency weight w, see The concurrency weight, at least 32: at most
+// about 3 % of its hosts' load) the bound is one W_s, the hosts queueing
+// at all: with demand skewed over the clients the herd's queues form at
+// the replicas it picks while the mean over every host stays short (p99
+// 0.31-0.66x with 20 % of 150 clients making 80 % of the requests). A
+// client that is a larger share of its hosts' load, or hosts that do not
+// queue, keep the exception: capping the client's own demand then sends it
+// to worse replicas (4 clients on 5 nodes; 20 on 10 with a slow one; 64 on
+// 5 at 20 % load with two slow ones).
 //
 // # Server load
 //

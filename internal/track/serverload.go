@@ -214,10 +214,10 @@ const QueueingLoad = 3
 // then; with demand skewed over the clients the herd's queues form only
 // at the replicas it picks, and the mean over every host stays below
 // QueueingLoad. Measured (cmd/vsim -preset fig15, 20 % of 150 clients
-// making 80 % of the requests, w about 37 for those): p99 0.27-0.65x at
+// making 80 % of the requests, w about 37 for those): p99 0.31-0.66x at
 // T = 10, 100 and 500 ms (0.80-0.89x at 300 clients, 0.88-1.01x with 50 %
 // of the clients making 80 %; at 45 % utilization with 20 % making 80 %
-// 0.79-1.00x), for 1.00-1.07x at 45 % with even demand. Below one W_s the
+// 0.91-1.00x), for 1.01-1.06x at 45 % with even demand. Below one W_s the
 // decrease only diverts: at 64 clients on 5 servers at 20 % utilization
 // with two 5x slow servers (w about 64) the decrease there costs 1.14x p99
 // (docs/experiments/fig14-gap.md, section 6).
