@@ -729,6 +729,27 @@ func TestConcurrentHosts(t *testing.T) {
 	assert.Greater(t, d, 100*time.Microsecond)
 }
 
+// pollHosts gives hosts a, b and c of tr W_s = 4 and a server-load sample
+// of queue queue at now, fresh for a second.
+func pollHosts(tr *Tracker, now time.Duration, queue float64) {
+	for _, id := range []string{"a", "b", "c"} {
+		h := tr.Host(id)
+		h.ServerWorkers(4)
+		h.ServerLoad(now, queue, time.Millisecond, time.Second, time.Second)
+	}
+}
+
+// rateAfterOneAnswer returns host a's srate after one answer at now with
+// nothing sent (srate 100 > rrate 1, the client's demand: Algorithm 2
+// decreases only where a rule lets it below the full rate).
+func rateAfterOneAnswer(t *testing.T, tr *Tracker, now time.Duration) float64 {
+	t.Helper()
+	h := tr.Host("a")
+	require.InDelta(t, 100, h.Rate(), 1e-9)
+	h.Observe(now, time.Millisecond, Success)
+	return h.Rate()
+}
+
 // TestQueueingDecrease checks RuleQueueing: while the polled hosts hold on
 // average more than QueueingLoad times their W_s requests, Algorithm 2's
 // decrease applies to a client sending below its rate too; below that
@@ -753,20 +774,12 @@ func TestQueueingDecrease(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			tr, clk := newTest(t, nil)
 			tr.SetOff(c.off)
-			for _, id := range []string{"a", "b", "c"} {
-				h := tr.Host(id)
-				h.ServerWorkers(4)
-				h.ServerLoad(clk.Now(), c.queue, time.Millisecond, time.Second, time.Second)
-			}
+			pollHosts(tr, clk.Now(), c.queue)
 			clk.Advance(c.age)
 			if c.repoll {
 				tr.Host("c").ServerLoad(clk.Now()-c.age, c.queue, time.Millisecond, time.Second, time.Second) // recomputed at now
 			}
-			h := tr.Host("a")
-			require.InDelta(t, 100, h.Rate(), 1e-9)
-			// one answer, nothing sent: srate 100 > rrate 1, the client's demand
-			h.Observe(clk.Now(), time.Millisecond, Success)
-			assert.InDelta(t, c.want, h.Rate(), 1e-9)
+			assert.InDelta(t, c.want, rateAfterOneAnswer(t, tr, clk.Now()), 1e-9)
 		})
 	}
 }
@@ -795,20 +808,12 @@ func TestManyClientsDecrease(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			tr, clk := newTest(t, nil)
 			tr.SetOff(c.off)
-			for _, id := range []string{"a", "b", "c"} {
-				h := tr.Host(id)
-				h.ServerWorkers(4)
-				h.ServerLoad(clk.Now(), c.queue, time.Millisecond, time.Second, time.Second)
-			}
+			pollHosts(tr, clk.Now(), c.queue)
 			if c.clients > 0 {
 				tr.SetClients(c.clients)
 			}
 			assert.Equal(t, c.clients, tr.Clients())
-			h := tr.Host("a")
-			require.InDelta(t, 100, h.Rate(), 1e-9)
-			// one answer, nothing sent: srate 100 > rrate 1, the client's demand
-			h.Observe(clk.Now(), time.Millisecond, Success)
-			assert.InDelta(t, c.want, h.Rate(), 1e-9)
+			assert.InDelta(t, c.want, rateAfterOneAnswer(t, tr, clk.Now()), 1e-9)
 		})
 	}
 }
