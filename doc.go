@@ -287,8 +287,11 @@
 // is then sent to the best replica anyway (WithMaxBackpressureWait; never
 // dropped). Two departures from the paper: a stalled host (one that owes
 // responses and has been silent for max(StallMin, StallFactor*R_s),
-// WithStall) is never "within rate", since its rate only adapts when
-// responses return; and the multiplicative decrease of Algorithm 2 applies
+// WithStall) is not "within rate" when the plan is made, since its rate
+// only adapts when responses return, so it cannot spare a request the
+// backpressure wait; after the wait the rates alone are read again (the
+// stall checked there too, even only below the first ranked, costs Figure
+// 14's u70-T500-c150 1.03x p99, seeds 1-5); and the multiplicative decrease of Algorithm 2 applies
 // only while the client sends at its full rate, since below it the receive
 // rate measures the client's own demand, or while the hosts queue: while
 // the polled hosts hold on average more than three times their W_s requests

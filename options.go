@@ -131,7 +131,8 @@ func WithBusy(minInFlight int, noResponse time.Duration) Option {
 
 // WithStall sets when C3 considers a host stalled: it owes responses and has
 // given none for max(min, factor*R_s) (R_s is the host's response-time
-// EWMA). A stalled host never counts as "within rate", so the rate limiter
+// EWMA). A stalled host does not count as "within rate" (until a
+// backpressure wait: "Rate control" in the package doc), so the rate limiter
 // of Algorithm 1 cannot promote it over better-ranked replicas that are
 // momentarily over their rate (its own rate only adapts when responses come
 // back, so a frozen host would otherwise look like spare capacity). The

@@ -118,7 +118,7 @@ func (st *queryState[H, S]) rankC3(c []core.Candidate) {
 		p.clock.Sleep(wait)
 		now = p.clock.Now()
 		st.now = now
-		for k := 0; k < eligible; k++ {
+		for k := 0; k < eligible; k++ { // the rates alone, not the stall ("Rate control")
 			c[k].InRate = t.hosts[c[k].Host].h.WithinRate(now)
 		}
 		if core.PromoteInRate(c, eligible) {

@@ -331,6 +331,43 @@ func TestBackpressureBounded(t *testing.T) {
 	assert.EqualValues(t, 0, clk0.Sleeps())
 }
 
+// TestBackpressureWaitFollowsScore: a stalled host is not "within rate"
+// (WithStall), so it cannot make a request skip the wait for the next rate
+// window; after the wait every replica has a fresh window and the score
+// decides, so the stalled host that the score still ranks first gets the
+// request ("Rate control" in the package doc: checking the stall there too
+// cost Figure 14's u70-T500-c150 p99 1.03x).
+func TestBackpressureWaitFollowsScore(t *testing.T) {
+	p, _, clk := testRouter(t, 2,
+		tailroute.WithRate(tracker.RateConfig{InitialRate: 1, MinRate: 1}), tailroute.WithServerLoad(false),
+		tailroute.WithMaxBackpressureWait(5*time.Millisecond), tailroute.WithProbe(time.Hour), tailroute.WithStall(4, 10*time.Millisecond))
+	tr := p.Tracker()
+	clk.Set(18200 * time.Millisecond)
+	for i := 0; i < 40; i++ { // one answer in two 20ms windows: rrate stays 1, and srate with it
+		tr.Host("h0").Observe(tr.Now(), time.Millisecond, track.Success)
+		tr.Host("h1").Observe(tr.Now(), 20*time.Millisecond, track.Success)
+		clk.Advance(45 * time.Millisecond)
+	}
+	require.Equal(t, 20*time.Second, clk.Now()) // aligned to a 20ms window
+	require.Equal(t, 1.0, tr.Host("h0").Rate())
+	q := Query{}
+	held := pick(p, q)() // h0's token, and h0 owes its answer from now on
+	require.Equal(t, "h0", id(held))
+	h := pick(p, q)() // over rate on h0: h1's token
+	require.Equal(t, "h1", id(h))
+	h.Mark(nil)
+
+	clk.Advance(19 * time.Millisecond) // h0 silent 19ms > max(10ms, 4 x 1ms): stalled, yet ranked first (1ms x 10 against 20ms x 3)
+	v := tr.Host("h0").View(tr.Now())
+	require.True(t, p.stalled(&v))
+	h = pick(p, q)() // both over rate (h0 stalled too): waits 1ms for the next window
+	assert.EqualValues(t, 1, clk.Sleeps())
+	assert.Equal(t, "h0", id(h), "after the wait the score decides")
+	assert.EqualValues(t, 0, p.Counters().SentOverRate, "h0 had a token in the new window")
+	h.Mark(nil)
+	held.Mark(nil)
+}
+
 // TestC3WorkersNeedAnswers: W_s (here polled: 4) drains the queue only while
 // the host answers. A fast host with two requests in flight ranks before an
 // idle host 5x slower while its silence is within drainSilence(w) x R_s (w =
