@@ -6,6 +6,7 @@
 //	REQ=300000 go test -count=1 -v -run TestScratchRRvsRR ./internal/vsim/
 //	REQ=1200000 ST=tailroute go test -count=1 -v -timeout 30m -run TestScratchSeries ./internal/vsim/
 //	go test -count=1 -v -timeout 30m -run TestScratchPhase ./internal/vsim/
+//	REQ=1200000 U=0.8 ST=tailroute go test -count=1 -v -timeout 30m -run TestScratchCascade ./internal/vsim/
 //
 // TestScratchPhase needs one line in model.go's atServer, after the counts:
 //
@@ -91,6 +92,31 @@ func TestScratchSeries(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, srv := range []int{0, 34} {
+		fmt.Printf("%s s%d per 100ms:", st, srv)
+		for i, v := range res.Windows[srv] {
+			if i%50 == 0 {
+				fmt.Printf("\n%3ds:", i/10)
+			}
+			fmt.Printf(" %d", v)
+		}
+		fmt.Println()
+	}
+}
+
+func TestScratchCascade(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("REQ"))
+	u, _ := strconv.ParseFloat(os.Getenv("U"), 64)
+	st := os.Getenv("ST")
+	c := Config{Servers: 100, Clients: 1000, Workers: 4, MeanService: 4 * time.Millisecond,
+		Utilization: u, Placement: Uniform, Requests: n, Warmup: time.Second, Strategy: st, Seed: 1,
+		Slow: []Slow{{Server: 0, Factor: 5}}, Overload: []Overload{{Server: 1, Queue: 8, Factor: 2}}}
+	res, err := Run(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := res.Dispersion()
+	fmt.Printf("%s dispersion s0 %.2f s1 %.2f p99 %.2f ms\n", st, d[0], d[1], float64(res.Quantile(0.99))/1e6)
+	for _, srv := range []int{0, 1} {
 		fmt.Printf("%s s%d per 100ms:", st, srv)
 		for i, v := range res.Windows[srv] {
 			if i%50 == 0 {
