@@ -91,16 +91,7 @@ func TestScratchSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, srv := range []int{0, 34} {
-		fmt.Printf("%s s%d per 100ms:", st, srv)
-		for i, v := range res.Windows[srv] {
-			if i%50 == 0 {
-				fmt.Printf("\n%3ds:", i/10)
-			}
-			fmt.Printf(" %d", v)
-		}
-		fmt.Println()
-	}
+	printWindows(st, res, 0, 34)
 }
 
 func TestScratchCascade(t *testing.T) {
@@ -116,7 +107,12 @@ func TestScratchCascade(t *testing.T) {
 	}
 	d := res.Dispersion()
 	fmt.Printf("%s dispersion s0 %.2f s1 %.2f p99 %.2f ms\n", st, d[0], d[1], float64(res.Quantile(0.99))/1e6)
-	for _, srv := range []int{0, 1} {
+	printWindows(st, res, 0, 1)
+}
+
+// printWindows prints the servers' requests per 100 ms, 5 s a line.
+func printWindows(st string, res *Result, servers ...int) {
+	for _, srv := range servers {
 		fmt.Printf("%s s%d per 100ms:", st, srv)
 		for i, v := range res.Windows[srv] {
 			if i%50 == 0 {
