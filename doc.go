@@ -291,10 +291,11 @@
 // only adapts when responses return, so it cannot spare a request the
 // backpressure wait; after the wait the rates alone are read again (the
 // stall checked there too, even only below the first ranked, costs Figure
-// 14's u70-T500-c150 1.03x p99, seeds 1-5); and the multiplicative decrease of Algorithm 2 applies
-// only while the client sends at its full rate, since below it the receive
-// rate measures the client's own demand, or while the hosts queue: while
-// the polled hosts hold on average more than three times their W_s requests
+// 14's u70-T500-c150 1.03x p99, seeds 1-5); and the multiplicative
+// decrease of Algorithm 2 applies only while the client sends at its full
+// rate, since below it the receive rate measures the client's own demand,
+// or while the hosts queue: while the polled hosts hold on average more
+// than three times their W_s requests
 // (waiting or in service), the servers' queues bound the answers and the
 // clients herd onto the replicas that look best, and the decrease, which
 // holds a client to about one request per rate window on a host that has

@@ -332,11 +332,12 @@ func TestBackpressureBounded(t *testing.T) {
 }
 
 // TestBackpressureWaitFollowsScore: a stalled host is not "within rate"
-// (WithStall), so it cannot make a request skip the wait for the next rate
-// window; after the wait every replica has a fresh window and the score
-// decides, so the stalled host that the score still ranks first gets the
-// request ("Rate control" in the package doc: checking the stall there too
-// cost Figure 14's u70-T500-c150 p99 1.03x).
+// when the plan is made (WithStall), though it has a token: the request goes
+// to the next replica within its rate, and when there is none it waits for
+// the backpressure wait; after the wait the rates alone are read again and
+// the score decides, so the stalled host that the score still ranks first
+// gets the request ("Rate control" in the package doc: checking the stall
+// there too cost Figure 14's u70-T500-c150 p99 1.03x).
 func TestBackpressureWaitFollowsScore(t *testing.T) {
 	p, _, clk := testRouter(t, 2,
 		tailroute.WithRate(tracker.RateConfig{InitialRate: 1, MinRate: 1}), tailroute.WithServerLoad(false),
@@ -351,19 +352,20 @@ func TestBackpressureWaitFollowsScore(t *testing.T) {
 	require.Equal(t, 20*time.Second, clk.Now()) // aligned to a 20ms window
 	require.Equal(t, 1.0, tr.Host("h0").Rate())
 	q := Query{}
-	held := pick(p, q)() // h0's token, and h0 owes its answer from now on
+	held := pick(p, q)() // h0 owes its answer from now on
 	require.Equal(t, "h0", id(held))
-	h := pick(p, q)() // over rate on h0: h1's token
-	require.Equal(t, "h1", id(h))
-	h.Mark(nil)
 
-	clk.Advance(19 * time.Millisecond) // h0 silent 19ms > max(10ms, 4 x 1ms): stalled, yet ranked first (1ms x 10 against 20ms x 3)
+	clk.Advance(20 * time.Millisecond) // the next window: a token each; h0 silent 20ms > max(10ms, 4 x 1ms)
 	v := tr.Host("h0").View(tr.Now())
-	require.True(t, p.stalled(&v))
-	h = pick(p, q)() // both over rate (h0 stalled too): waits 1ms for the next window
+	require.True(t, p.stalled(&v), "stalled, yet ranked first: 1ms x (2^3 + 2) against 20ms x (1 + 2)")
+	h := pick(p, q)()
+	assert.Equal(t, "h1", id(h), "h0 has a token but is stalled: not within rate")
+	assert.EqualValues(t, 0, clk.Sleeps())
+	h.Mark(nil)
+	h = pick(p, q)() // h1 over rate, h0 stalled: waits 5ms (MaxBackpressureWait), still in the window
 	assert.EqualValues(t, 1, clk.Sleeps())
-	assert.Equal(t, "h0", id(h), "after the wait the score decides")
-	assert.EqualValues(t, 0, p.Counters().SentOverRate, "h0 had a token in the new window")
+	assert.Equal(t, "h0", id(h), "after the wait the rates alone: h0's token")
+	assert.EqualValues(t, 0, p.Counters().SentOverRate)
 	h.Mark(nil)
 	held.Mark(nil)
 }
