@@ -28,6 +28,12 @@ func init() {
 		{"x-cap8", tracker.Config{SampleCap: 8}},
 		{"x-a3", tracker.Config{EWMAAlpha: 0.3}},
 		{"x-ad100-cap8", tracker.Config{AgeDecay: 100 * time.Millisecond, SampleCap: 8}},
+		// scale-dispersion.md, sections 4 and 5
+		{"x-f05", tracker.Config{ForgetAfter: 500 * time.Millisecond}},
+		{"x-f3", tracker.Config{ForgetAfter: 3 * time.Second}},
+		{"x-ad1s", tracker.Config{AgeDecay: time.Second}},
+		{"x-a03", tracker.Config{EWMAAlpha: 0.03}},
+		{"x-cap2", tracker.Config{SampleCap: 2}},
 	} {
 		tc := v.c
 		strategies[v.n] = strategy{doc: "scratch", engine: func(Config) []tailroute.Option {
