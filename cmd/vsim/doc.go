@@ -20,7 +20,8 @@
 // shows as a ratio well above 1; the largest of 100 ratios of two
 // estimates is about 2 between two round robin runs of 300,000 requests
 // and 1.4-1.5 at the scale preset's 1,200,000), the server-load polls each server
-// received per second, and errors; in a zone cell (preset zones) also the
+// received per second, the hedges sent per request (the strategies
+// "+hedge"; hedges_per_request in report.json), and errors; in a zone cell (preset zones) also the
 // share of the requests sent out of their client's zone (out_of_zone in
 // report.json). Progress goes to stderr, the tables to
 // stdout. -out writes report.json and <cell>/seed<k>/<strategy>-run.hlog;

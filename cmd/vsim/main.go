@@ -215,6 +215,8 @@ type strategyReport struct {
 	SteadyPolls          float64 `json:"steady_polls_per_server_second"`
 	PeakPolls            float64 `json:"peak_polls_per_server_second"`
 	BacklogRetries       float64 `json:"backlog_retries_per_request"`
+	// Hedges is the hedges sent per request (strategies with hedging).
+	Hedges float64 `json:"hedges_per_request"`
 	// OutOfZone is the share of the requests sent to a server out of their
 	// client's rack, pooled over the seeds (zone cells only).
 	OutOfZone *float64 `json:"out_of_zone,omitempty"`
@@ -286,7 +288,7 @@ func (s *strategyReport) pool(name string) {
 	s.Strategy, s.Seeds = name, len(s.runs)
 	s.hist = hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
 	var served []int64
-	var polls, retries, dur float64
+	var polls, retries, hedges, dur float64
 	var sent, out int64
 	for _, r := range s.runs {
 		sent += r.Sent
@@ -306,6 +308,7 @@ func (s *strategyReport) pool(name string) {
 		}
 		polls += float64(r.Polls)
 		retries += float64(r.Retries)
+		hedges += float64(r.Hedges)
 		mean, peak := r.PollRates(pollSteadyFrom)
 		s.SteadyPolls += mean / float64(len(s.runs))
 		s.PeakPolls = max(s.PeakPolls, peak)
@@ -327,6 +330,7 @@ func (s *strategyReport) pool(name string) {
 	}
 	if s.Requests > 0 {
 		s.BacklogRetries = retries / float64(s.Requests)
+		s.Hedges = hedges / float64(s.Requests)
 	}
 	if len(s.runs) > 0 && s.runs[0].Config.Racks > 0 && sent > 0 {
 		share := float64(out) / float64(sent)
@@ -380,15 +384,15 @@ func writeTable(w io.Writer, c cellReport) {
 	if zones {
 		zoneHead, zoneRule = " out of zone |", "---:|"
 	}
-	fmt.Fprintf(w, "| strategy | p50 ms | p99 ms | p99.9 ms | > 50 ms |%s p99 / oracle | p99 / c3 | max share | dispersion / %s | polls /server/s: run, after %v, peak | errors |\n", zoneHead, name(rr), pollSteadyFrom)
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|"+zoneRule+"---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintf(w, "| strategy | p50 ms | p99 ms | p99.9 ms | > 50 ms |%s p99 / oracle | p99 / c3 | max share | dispersion / %s | polls /server/s: run, after %v, peak | hedges | errors |\n", zoneHead, name(rr), pollSteadyFrom)
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|"+zoneRule+"---:|---:|---:|---:|---:|---:|---:|")
 	for _, s := range c.Strategies {
 		zone := ""
 		if zones && s.OutOfZone != nil {
 			zone = fmt.Sprintf(" %.2f %% |", 100**s.OutOfZone)
 		}
-		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f | %.3f %% |%s %s | %s | %.3f | %s | %.1f, %.1f, %.0f | %d |\n", s.Strategy, s.P50Ms, s.P99Ms, s.P999Ms,
-			100*s.Over50, zone, ratio(s.P99Ms, ora), ratio(s.P99Ms, c3), s.MaxShare, dispersionRatio(s, rr), s.PollsPerServerSecond, s.SteadyPolls, s.PeakPolls, s.Errors)
+		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f | %.3f %% |%s %s | %s | %.3f | %s | %.1f, %.1f, %.0f | %.2f %% | %d |\n", s.Strategy, s.P50Ms, s.P99Ms, s.P999Ms,
+			100*s.Over50, zone, ratio(s.P99Ms, ora), ratio(s.P99Ms, c3), s.MaxShare, dispersionRatio(s, rr), s.PollsPerServerSecond, s.SteadyPolls, s.PeakPolls, 100*s.Hedges, s.Errors)
 	}
 }
 

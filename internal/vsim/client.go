@@ -14,8 +14,10 @@ import (
 type client interface {
 	// send chooses r's server and dispatches r (or defers it).
 	send(r *request)
-	// answer takes r's response.
-	answer(r *request)
+	// answer takes the response of attempt r and returns the request it
+	// answers, nil when that request has its answer already (a losing
+	// hedge's).
+	answer(r *request) *request
 	// hostState tells the client that server s went down or came up.
 	hostState(s int32, up bool)
 }
@@ -52,7 +54,8 @@ type engineClient struct {
 	m       *model
 	idx     int32
 	r       *route.Router[*vhost, vsel]
-	payload bool // Router.Feedback with each answer's Feedback
+	payload bool     // Router.Feedback with each answer's Feedback
+	hedge   *hedging // nil: no hedging
 }
 
 func newEngineClient(m *model, idx int32, rng *rand.Rand, opts []tailroute.Option) (*engineClient, error) {
@@ -92,7 +95,14 @@ func classify(err error) track.Outcome {
 }
 
 func (c *engineClient) send(r *request) {
-	next := c.r.Pick(route.Query{Key: r.key[:], Keyspace: keyspace})
+	q := route.Query{Key: r.key[:], Keyspace: keyspace}
+	if c.hedge != nil {
+		q.Idempotent = true // a hedged workload marks its queries idempotent
+		if c.hedgedSend(r, q) {
+			return
+		}
+	}
+	next := c.r.Pick(q)
 	s := next() // Pick's backpressure may have slept: the clock is the send time
 	if s == nil {
 		r.server = -1
@@ -103,17 +113,33 @@ func (c *engineClient) send(r *request) {
 	c.m.dispatch(r, s.Info().idx)
 }
 
-func (c *engineClient) answer(r *request) {
+func (c *engineClient) answer(r *request) *request {
 	if r.server < 0 {
-		return
+		return r
 	}
+	req := r
+	if r.main != nil {
+		req = r.main // r is a hedge
+	}
+	if req.answered {
+		return nil // the losing attempt, cancelled at the winner's answer
+	}
+	req.answered, req.err = true, r.err
 	s := r.sel.(vsel)
 	r.sel = nil
 	if c.payload && r.err == nil {
 		c.r.Feedback(s.Info(), float64(r.queueOut), r.svc)
 	}
-	c.r.Observe(s.Info(), c.m.s.now-r.sent, classify(r.err))
+	lat := c.m.s.now - r.sent
+	c.r.Observe(s.Info(), lat, classify(r.err))
+	if c.hedge != nil {
+		if c.hedge.rec != nil && r.err == nil {
+			c.hedge.rec.Record(lat)
+		}
+		c.cancelTwin(r)
+	}
 	s.Mark(r.err)
+	return req
 }
 
 func (c *engineClient) hostState(s int32, up bool) {
@@ -121,6 +147,9 @@ func (c *engineClient) hostState(s int32, up bool) {
 		c.r.HostUp(c.m.hosts[s])
 	} else {
 		c.r.HostDown(c.m.hosts[s])
+	}
+	if c.hedge != nil {
+		c.hedge.setUp(up)
 	}
 }
 
@@ -185,15 +214,16 @@ func (c *selectorClient) send(r *request) {
 	}
 }
 
-func (c *selectorClient) answer(r *request) {
+func (c *selectorClient) answer(r *request) *request {
 	if r.server < 0 {
-		return
+		return r
 	}
 	fb := selector.Feedback{Queue: r.queueOut, ServiceTime: r.svc, Failed: r.err != nil}
 	if r.err != nil {
 		fb.Queue, fb.ServiceTime = 0, 0
 	}
 	c.sel.Done(c.m.s.now, r.server, c.m.s.now-r.sent, fb)
+	return r
 }
 
 func (c *selectorClient) hostState(int32, bool) {} // down servers leave the replica lists

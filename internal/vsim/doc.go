@@ -17,6 +17,18 @@
 // engine sees one goroutine at a time and its hot path is the product's
 // own, unchanged.
 //
+// Hedging (strategies "+hedge"): each client's queries are idempotent and
+// hedged by the product's hedger (internal/hedge, as speculative.Wrap and
+// gocql's speculative executor drive it): Admit per request; an armed
+// request's hedge timer, an event at the hedge's delay, sends the same
+// request to the plan's next host while no answer has come; the first
+// answer, error or not, is the request's, and the other attempt is
+// cancelled at the client (observed as Cancelled, marked
+// context.Canceled) while its server still serves it, as CQL has no
+// cancel. "tailroute+hedge" follows the engine (tailroute.WithSource(p):
+// the burst cap and the load rule on); "token-aware+hedge" follows the
+// hedger's own latency recorder, as over any driver's policy.
+//
 // The ablation strategies "-<rule>" run the engine with one rule removed,
 // through its option or, for a rule without one, route.WithoutRules (a
 // track.Rule); cmd/vsim's preset ablation runs them all.
@@ -77,9 +89,10 @@
 //
 // # Limits
 //
-// No driver: connection pools, stream ids, a driver's own timeouts,
-// retries and speculative executions are not modelled; an attempt that
-// fails is not retried. No coordinator forwarding: the chosen replica
+// No driver: connection pools, stream ids, a driver's own timeouts and
+// retries are not modelled; an attempt that fails is not retried, and
+// hedging is the product's hedger only (not a driver's own speculative
+// execution). No coordinator forwarding: the chosen replica
 // serves the request (the paper's model). No CPU cost of the client or of
 // the poll. Clients learn of a server going down at once. The network's
 // latency is constant (with zones, per pair of racks plus its jitter): no

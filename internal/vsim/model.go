@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/tailroute/tailroute/internal/core"
+	"github.com/tailroute/tailroute/internal/hedge"
+	"github.com/tailroute/tailroute/internal/route"
 )
 
 // The model's event kinds (after the scheduler's).
@@ -22,6 +24,7 @@ const (
 	evPollAt                     // a poll reaches its server
 	evDown                       // a server goes down
 	evUp                         // a server comes back
+	evHedge                      // an armed request's hedge timer fires (engine clients with hedging)
 )
 
 // request is one request of the workload; its fields are the model's and
@@ -40,8 +43,13 @@ type request struct {
 	err      error         // the answer's error; nil: success
 	queueOut int           // the server's queue when the answer left (Feedback)
 	sel      any           // the engine's selection
-	poll     *pollCall
-	shadow   bool // a read repair: served, not measured
+	// hedging (engine clients): an armed request's Exec, its hedge (twin),
+	// a hedge's request (main), and whether the request has its answer
+	exec       *hedge.Exec[*vhost, vsel, route.Query]
+	twin, main *request
+	answered   bool
+	poll       *pollCall
+	shadow     bool // a read repair: served, not measured
 }
 
 // pollCall is a server-load poll in flight: the process waiting on it.
@@ -98,6 +106,7 @@ type model struct {
 	res     *Result
 	polls   int64
 	retries int64
+	hedges  int64 // hedges sent (engine clients with hedging)
 
 	// zones (Config.Racks): each server's and client's rack, 1-based (nil
 	// without zones), the network's jitter, the requests sent and those
@@ -186,6 +195,8 @@ func (m *model) handle(ev *event) {
 		m.setDown(ev.i, true)
 	case evUp:
 		m.setDown(ev.i, false)
+	case evHedge:
+		m.clients[ev.r.client].(*engineClient).fire(ev.r)
 	}
 }
 
@@ -333,7 +344,10 @@ func (m *model) atClient(r *request) {
 		m.maybeClose()
 		return
 	}
-	m.clients[r.client].answer(r)
+	if r = m.clients[r.client].answer(r); r == nil {
+		m.maybeClose() // a losing hedge's answer
+		return
+	}
 	if m.cfg.Threads > 0 { // the thread takes the client's next waiting request
 		if q := m.waiting[r.client]; len(q) > 0 {
 			next := q[0]

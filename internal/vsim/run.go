@@ -24,6 +24,7 @@ type strategy struct {
 	engine   func(Config) []tailroute.Option // nil: a Selector
 	payload  bool                            // the engine gets the servers' piggybacked feedback (no real Cassandra sends it)
 	rack     bool                            // the engine is told the client's rack (WithLocalRack)
+	hedge    hedgeSource                     // the engine's queries are hedged (the product's hedger)
 	selector func(selector.SelectorConfig) selector.Selector
 }
 
@@ -43,10 +44,12 @@ var strategies = map[string]strategy{
 		engine: func(c Config) []tailroute.Option {
 			return []tailroute.Option{tailroute.WithConcurrencyWeight(float64(c.Clients)), tailroute.WithServerLoad(false)}
 		}},
+	"tailroute+hedge": {doc: "tailroute with the product's hedging, following the policy (speculative.New(tailroute.WithSource(p)): p95 delay, 5 % budget, burst cap, load rule)",
+		engine: func(Config) []tailroute.Option { return nil }, hedge: hedgePolicy},
+	"token-aware+hedge": {doc: "token-aware with the product's hedging over its own latency recorder (speculative.New() over a driver's policy: p95 delay, 5 % budget; no burst cap nor load rule)",
+		engine: tokenAware, hedge: hedgeRecorder},
 	"token-aware": {doc: "round robin over the replicas (the engine's RoundRobin strategy, no signal): gocql's TokenAwareHostPolicy(RoundRobinHostPolicy())",
-		engine: func(Config) []tailroute.Option {
-			return []tailroute.Option{tailroute.WithStrategy(tailroute.RoundRobin), tailroute.WithServerLoad(false)}
-		}},
+		engine: tokenAware},
 	"tailroute-p2c": {doc: "tailroute's power of two choices strategy (WithStrategy(P2C))",
 		engine: func(Config) []tailroute.Option { return []tailroute.Option{tailroute.WithStrategy(tailroute.P2C)} }},
 	"tailroute-rack": {doc: "tailroute told the client's rack (WithLocalRack, the zone rule with its default bound; rack1 without zones)",
@@ -62,6 +65,20 @@ var strategies = map[string]strategy{
 	"latency-sensitive": {doc: "autodeskcloud's LatencySensitiveLoadBalancingPolicy (Java driver 4.x)", selector: sel(peers.NewLatencySensitive)},
 	"datastax":          {doc: "the DataStax Java driver 4.x default policy (port): replicas shuffled, busy ones last, two choices by in flight", selector: sel(peers.NewDataStax)},
 }
+
+// tokenAware is the engine as gocql's TokenAwareHostPolicy(RoundRobinHostPolicy()).
+func tokenAware(Config) []tailroute.Option {
+	return []tailroute.Option{tailroute.WithStrategy(tailroute.RoundRobin), tailroute.WithServerLoad(false)}
+}
+
+// hedgeSource is what an engine strategy's hedger follows.
+type hedgeSource int
+
+const (
+	hedgeNone     hedgeSource = iota // no hedging
+	hedgePolicy                      // the engine (tailroute.WithSource(p))
+	hedgeRecorder                    // the hedger's own latency recorder
+)
 
 // sel adapts a peer's constructor.
 func sel[T selector.Selector](f func(selector.SelectorConfig) T) func(selector.SelectorConfig) selector.Selector {
@@ -91,6 +108,7 @@ type Result struct {
 	Arrivals time.Duration // virtual time of the last request's arrival
 	Polls    int64         // server-load polls sent (all clients)
 	Retries  int64         // a Selector's backpressure deferrals
+	Hedges   int64         // hedges sent (strategies with hedging)
 	Served   []int64       // requests each server received
 	// Sent is the requests sent to a server (attempts, measured or not;
 	// not read repairs), OutOfZone those sent to a server out of their
@@ -214,7 +232,7 @@ func Run(cfg Config) (*Result, error) {
 	if m.s.procs != 0 {
 		return nil, fmt.Errorf("vsim: %d processes still parked after the run (a scheduler bug)", m.s.procs)
 	}
-	m.res.Polls, m.res.Retries = m.polls, m.retries
+	m.res.Polls, m.res.Retries, m.res.Hedges = m.polls, m.retries, m.hedges
 	m.res.Sent, m.res.OutOfZone = m.sent, m.outOfZone
 	m.res.Served = make([]int64, len(m.servers))
 	m.res.Windows = make([][]uint32, len(m.servers))
@@ -333,9 +351,14 @@ func (m *model) build() error {
 				opts = append(opts, tailroute.WithLocalRack(m.clientRack(i)))
 			}
 			c, err := newEngineClient(m, int32(i), rng, opts)
-			c.payload = st.payload
 			if err != nil {
 				return err
+			}
+			c.payload = st.payload
+			if st.hedge != hedgeNone {
+				if c.hedge, err = newHedging(c, st.hedge == hedgeRecorder, nil); err != nil {
+					return err
+				}
 			}
 			m.clients[i] = c
 			continue
