@@ -215,7 +215,8 @@ type strategyReport struct {
 	SteadyPolls          float64 `json:"steady_polls_per_server_second"`
 	PeakPolls            float64 `json:"peak_polls_per_server_second"`
 	BacklogRetries       float64 `json:"backlog_retries_per_request"`
-	// Hedges is the hedges sent per request (strategies with hedging).
+	// Hedges is the hedges sent per request, over every request of the
+	// runs (measured or not; strategies with hedging).
 	Hedges float64 `json:"hedges_per_request"`
 	// OutOfZone is the share of the requests sent to a server out of their
 	// client's rack, pooled over the seeds (zone cells only).
@@ -330,7 +331,9 @@ func (s *strategyReport) pool(name string) {
 	}
 	if s.Requests > 0 {
 		s.BacklogRetries = retries / float64(s.Requests)
-		s.Hedges = hedges / float64(s.Requests)
+	}
+	if sent > int64(hedges) {
+		s.Hedges = hedges / (float64(sent) - hedges) // per request sent, measured or not
 	}
 	if len(s.runs) > 0 && s.runs[0].Config.Racks > 0 && sent > 0 {
 		share := float64(out) / float64(sent)

@@ -23,8 +23,8 @@
 // request's hedge timer, an event at the hedge's delay, sends the same
 // request to the plan's next host while no answer has come; the first
 // answer, error or not, is the request's, and the other attempt is
-// cancelled at the client (observed as Cancelled, marked
-// context.Canceled) while its server still serves it, as CQL has no
+// cancelled at the client (observed as Cancelled and marked nil, as
+// gocql v1.7.0 does) while its server still serves it, as CQL has no
 // cancel. "tailroute+hedge" follows the engine (tailroute.WithSource(p):
 // the burst cap and the load rule on); "token-aware+hedge" follows the
 // hedger's own latency recorder, as over any driver's policy.

@@ -16,8 +16,10 @@ import (
 // hedge's delay (Spec.Delay) that, while no answer has come, asks the Exec
 // for the hedge's host and sends the same request there; the first answer,
 // error or not, is the request's, and the other attempt is cancelled
-// (observed as Cancelled and marked context.Canceled, as gocql does with a
-// losing attempt's context) while its server still serves it.
+// while its server still serves it: gocql v1.7.0 cancels the losing
+// attempt's context, its observer sees context.Canceled (Cancelled) and
+// its host is marked nil (query_executor.go: a cancelled attempt is no
+// failure of the host).
 type hedging struct {
 	h   *hedge.Hedger
 	pl  hedge.Planner[*vhost, vsel, route.Query]
@@ -104,7 +106,7 @@ func (c *engineClient) fire(r *request) {
 
 // cancelTwin cancels the other attempt of a's request, if one is in
 // flight: observed as Cancelled after the time it has been out, and
-// marked context.Canceled.
+// marked nil, as gocql marks a cancelled attempt.
 func (c *engineClient) cancelTwin(a *request) {
 	o := a.twin // a is the request: its hedge
 	if a.main != nil {
@@ -120,5 +122,5 @@ func (c *engineClient) cancelTwin(a *request) {
 	if c.hedge.rec != nil {
 		c.hedge.rec.Record(lat) // a censored sample, as the Recorder's observer takes it
 	}
-	s.Mark(context.Canceled)
+	s.Mark(nil)
 }

@@ -25,6 +25,7 @@ type strategy struct {
 	payload  bool                            // the engine gets the servers' piggybacked feedback (no real Cassandra sends it)
 	rack     bool                            // the engine is told the client's rack (WithLocalRack)
 	hedge    hedgeSource                     // the engine's queries are hedged (the product's hedger)
+	hedgeOpt []tailroute.Option              // the hedger's options (nil: its defaults)
 	selector func(selector.SelectorConfig) selector.Selector
 }
 
@@ -356,7 +357,7 @@ func (m *model) build() error {
 			}
 			c.payload = st.payload
 			if st.hedge != hedgeNone {
-				if c.hedge, err = newHedging(c, st.hedge == hedgeRecorder, nil); err != nil {
+				if c.hedge, err = newHedging(c, st.hedge == hedgeRecorder, st.hedgeOpt); err != nil {
 					return err
 				}
 			}
