@@ -56,6 +56,15 @@ type Room struct {
 	// host's own response time: a host whose answers come late because of
 	// its queue is not stalled.
 	StalledFor time.Duration
+	// OneOfMany says the client is one of many sharing the hosts: its
+	// concurrency weight in force (C3's number of clients, measured from
+	// the polls or WithConcurrencyWeight) is at least 32, the bound of the
+	// policy's own rules for such a client. It hears each host a few
+	// times a second, and a hedge that wins cancels the slowest of those
+	// answers (the driver drops the loser's late answer), so the hosts'
+	// slowness would be hidden from the ranking: the load rule arms no
+	// execution (Hedging.ManyClients).
+	OneOfMany bool
 }
 
 // hedging returns a hedging option named name.
@@ -180,7 +189,8 @@ func WithBurstCap(horizon time.Duration, factor float64, floor int) Option {
 // WithLoadRule turns the load rule on or off (the speculative package doc,
 // "Load rule"): where the hosts have no room for a hedge, an armed
 // execution's hedge is deferred to a multiple of the delay instead of
-// firing at the delay; default true. It applies when the source is a
+// firing at the delay, and a client that is one of many (Room.OneOfMany)
+// does not hedge; default true. It applies when the source is a
 // LoadSource (WithSource(p), p a policy); with any other source every hedge
 // fires at the delay.
 func WithLoadRule(on bool) Option {

@@ -95,6 +95,7 @@ type Hedging struct {
 	BurstDenied   uint64        // eligible executions not armed by the burst cap (WithBurstCap)
 	BurstLifted   uint64        // eligible executions over the burst cap, armed because a host was stalled
 	TooFewHosts   uint64        // eligible executions not armed: fewer than 2 hosts up
+	ManyClients   uint64        // eligible executions not armed by the load rule: the client is one of many (Room.OneOfMany)
 	Queueing      uint64        // armed executions whose hedge the load rule deferred: every host has a known W_s and all its workers taken
 	TargetSlow    uint64        // armed executions whose hedge the load rule deferred: the hedge's host is expected to take longer than the delay (TargetWait > Delay)
 	Losing        uint64        // armed executions whose hedge the load rule deferred: hedges at the delay mostly lose
@@ -124,13 +125,14 @@ type Suppression struct {
 }
 
 // Suppressed returns the eligible executions not armed, by reason
-// (budget, burst, too_few_hosts), in a fixed order (the one place the
-// reasons are named).
-func (s Hedging) Suppressed() [3]Suppression {
-	return [3]Suppression{
+// (budget, burst, too_few_hosts, many_clients), in a fixed order (the one
+// place the reasons are named).
+func (s Hedging) Suppressed() [4]Suppression {
+	return [4]Suppression{
 		{"budget", s.BudgetDenied},
 		{"burst", s.BurstDenied},
 		{"too_few_hosts", s.TooFewHosts},
+		{"many_clients", s.ManyClients},
 	}
 }
 

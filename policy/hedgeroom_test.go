@@ -167,3 +167,13 @@ func BenchmarkHedgeRoom(b *testing.B) {
 		p.HedgeRoom()
 	}
 }
+
+// TestHedgeRoomOneOfMany: OneOfMany says the concurrency weight in force
+// is at least track.ManyClients (here given with WithConcurrencyWeight;
+// measured from the polls by default).
+func TestHedgeRoomOneOfMany(t *testing.T) {
+	for w, want := range map[float64]bool{1: false, track.ManyClients - 1: false, track.ManyClients: true, 300: true} {
+		p, _, _ := testPolicy(t, 5, tailroute.WithConcurrencyWeight(w))
+		assert.Equal(t, want, p.HedgeRoom().OneOfMany, "w = %v", w)
+	}
+}

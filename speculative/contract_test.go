@@ -29,7 +29,7 @@ func binding() contract.HedgeDriver {
 	return contract.HedgeDriver{
 		New:       func(opts ...tailroute.Option) (contract.Hedger, error) { return New(opts...) },
 		Recorder:  func(h contract.Hedger) tailroute.LatencySource { return h.(*Hedger).Recorder() },
-		NewPolicy: func() (tailroute.LatencySource, error) { return policy.New() },
+		NewPolicy: func(opts ...tailroute.Option) (tailroute.LatencySource, error) { return policy.New(opts...) },
 		Open: func(t *testing.T, c *sim.Cluster, cfg contract.HedgeConfig) contract.HedgeSession {
 			var h *Hedger
 			if cfg.Hedger != nil {

@@ -219,6 +219,22 @@
 // The burst cap (burst) and the budget (budget) come first: they refuse
 // to arm an execution at all, deferred or not.
 //
+// One client of many (many_clients) does not hedge: while the policy's
+// concurrency weight in force, the number of clients sharing the hosts
+// (measured from the polls), is at least 32 (tailroute.Room.OneOfMany),
+// the rule arms no execution, stalls included. Such a client hears each
+// host a few times a second, and a hedge that wins cancels the slowest of
+// those answers: the driver drops the loser's late answer, the policy
+// records only how long it had waited, so a host in a slow phase keeps a
+// low R_s and keeps its traffic. At the C3 paper's scale (50 servers,
+// 150-300 clients, virtual time) hedging raised p99 1.2-4.6x in ten of
+// twelve Figure 14 cells for about 4 % more requests; with the loser's
+// answer observed, the unhedged p99 came back;
+// with this refusal, 0.98-1.08x unhedged
+// (docs/experiments/scale-hedging.md). It costs what hedging gained
+// there: 0.92-0.96x at 45 % utilization with 10 ms phases, 0.92x with one
+// slow server of 100 at 1000 clients.
+//
 // The rule's inputs come from the source: a LoadSource (our policy of
 // either driver: WithSource(p)) reports the hosts' load (HedgeRoom) and
 // silence; the hedger reads them at most once per 5ms, not per request.
@@ -232,14 +248,15 @@
 // attempt was the execution's first success), Lost (an earlier attempt
 // succeeded first), InFlight (hedges whose attempt has not ended),
 // the executions not armed by reason (BudgetDenied, BurstDenied,
-// TooFewHosts; Stats.Suppressed lists them with their names), the armed
+// TooFewHosts, ManyClients; Stats.Suppressed lists them with their
+// names), the armed
 // executions the load rule deferred by reason (Queueing, TargetSlow,
 // Losing; Stats.Deferred), BurstLifted, NoTarget, Unreserved, and the
 // delay, deferred delay, quantile, load-rule input and budget window in
 // force; Stats.ExtraPct is the hedges as a percentage of the executions.
 // speculative/promstats exports them to Prometheus (tailroute_hedge_*;
 // counters end in _total; tailroute_hedge_suppressed_total{reason}, reason
-// one of budget, burst, too_few_hosts, and
+// one of budget, burst, too_few_hosts, many_clients, and
 // tailroute_hedge_deferred_total{reason}, reason one of queueing,
 // target_slow, losing).
 //

@@ -13,6 +13,7 @@ import (
 	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/cqlerr"
 	"github.com/tailroute/tailroute/internal/simtest"
+	"github.com/tailroute/tailroute/internal/track"
 	"github.com/tailroute/tailroute/sim"
 )
 
@@ -56,8 +57,8 @@ type HedgeDriver struct {
 	// New is the adapter's speculative.New; Recorder returns h.Recorder().
 	New      func(opts ...tailroute.Option) (Hedger, error)
 	Recorder func(h Hedger) tailroute.LatencySource
-	// NewPolicy is the policy adapter's New() for this driver.
-	NewPolicy func() (tailroute.LatencySource, error)
+	// NewPolicy is the policy adapter's New for this driver.
+	NewPolicy func(opts ...tailroute.Option) (tailroute.LatencySource, error)
 	// Open connects to c as cfg says (5s timeout, 10s connect timeout);
 	// the test closes the session when it ends.
 	Open func(t *testing.T, c *sim.Cluster, cfg HedgeConfig) HedgeSession
@@ -76,6 +77,7 @@ func Hedging(t *testing.T, d HedgeDriver) {
 		{"HealthyClusterStaysUnderBudget", HealthyClusterStaysUnderBudget},
 		{"HedgingRescuesStalledReplica", HedgingRescuesStalledReplica},
 		{"HedgingOnOurPolicy", HedgingOnOurPolicy},
+		{"OneOfManyNotHedged", OneOfManyNotHedged},
 	})
 }
 
@@ -398,6 +400,39 @@ func OneHostNoSelfInflictedError(t *testing.T, d HedgeDriver) {
 	assert.Greater(t, dur, stall/2, "waited for the only host")
 	assert.Zero(t, h.Stats().Hedges)
 	assert.Equal(t, uint64(1), h.Stats().TooFewHosts)
+}
+
+// OneOfManyNotHedged: a client of many (the policy's concurrency weight
+// 64, as measured with 64 clients on the hosts) does not hedge: a node
+// stalls, no execution is armed, and the load rule counts them
+// (Stats.ManyClients); with the weight at 4 the same stall is hedged.
+func OneOfManyNotHedged(t *testing.T, d HedgeDriver) {
+	c, keys := HedgeData(t, d, 3, "127.0.0.22", 3, 50)
+	for _, w := range []float64{64, 4} {
+		p, err := d.NewPolicy(tailroute.WithConcurrencyWeight(w))
+		require.NoError(t, err)
+		h := d.hedger(t, tailroute.WithSource(p), tailroute.WithBudget(1, 10*time.Second), tailroute.WithDelayBounds(time.Millisecond, 20*time.Millisecond))
+		s := d.Open(t, c, HedgeConfig{Keyspace: HedgeKeyspace, Hedger: h, Policy: p})
+		for i := 0; i < 200; i++ { // the policy's p95 and the hedger's delay
+			_, err := s.Read(keys[i%len(keys)], true)
+			require.NoError(t, err)
+		}
+		c.Nodes()[0].Pause(300 * time.Millisecond)
+		for i := 0; i < 30; i++ {
+			_, err := s.Read(keys[i%len(keys)], true)
+			require.NoError(t, err)
+		}
+		st := h.Stats()
+		t.Logf("w %v: executions %d, armed %d, hedges %d, many_clients %d", w, st.Executions, st.Armed, st.Hedges, st.ManyClients)
+		if w >= track.ManyClients {
+			assert.Zero(t, st.Armed, "w %v", w)
+			assert.Equal(t, st.Eligible, st.ManyClients, "w %v", w)
+		} else {
+			assert.Zero(t, st.ManyClients, "w %v", w)
+			assert.Greater(t, st.Armed, uint64(0), "w %v", w)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
 }
 
 // Counter counts what a driver's query observer sees; the bindings use it

@@ -70,10 +70,14 @@ func (h *Hedger) Admit(eligible, settable bool, up int32) Decision {
 }
 
 // arm decides whether an eligible execution is armed, in this order: at
-// least 2 hosts up, the burst cap, the budget. armOK holds a budget token.
+// least 2 hosts up, not one of many clients (load rule), the burst cap,
+// the budget. armOK holds a budget token.
 func (h *Hedger) arm(now int64, up int32) Reason {
 	if up < 2 {
 		return ReasonFewHosts
+	}
+	if h.oneOfMany(now) {
+		return ReasonManyClients
 	}
 	if !h.burstAllows(now) {
 		return ReasonBurst

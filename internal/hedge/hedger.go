@@ -228,6 +228,7 @@ func (h *Hedger) Stats() Stats {
 		BurstDenied:    h.suppressed[ReasonBurst].Load(),
 		BurstLifted:    h.burstLifted.Load(),
 		TooFewHosts:    h.suppressed[ReasonFewHosts].Load(),
+		ManyClients:    h.suppressed[ReasonManyClients].Load(),
 		Queueing:       h.deferred[DeferQueueing].Load(),
 		TargetSlow:     h.deferred[DeferTarget].Load(),
 		Losing:         h.deferred[DeferLosing].Load(),

@@ -88,6 +88,7 @@ type room struct {
 	busyCover atomic.Uint64 // the weight of the time the readings cover, in (0, 1], math.Float64bits
 	busyAvgAt atomic.Int64  // the time of the average's latest reading, ns since base (while busyCover > 0)
 	saturated atomic.Bool
+	many      atomic.Bool // Room.OneOfMany
 	stalled   atomic.Bool // a host the policy calls stalled has been silent for at least the hedge delay (Room.StalledFor)
 }
 
@@ -108,6 +109,7 @@ func (h *Hedger) readRoom(nowNs int64) {
 		h.room.average(nowNs, r.Busy)
 	}
 	h.room.saturated.Store(r.Saturated)
+	h.room.many.Store(r.OneOfMany)
 	h.room.stalled.Store(r.StalledFor >= h.Delay())
 }
 
@@ -139,10 +141,11 @@ func (r *room) average(nowNs int64, busy float64) {
 type Reason int
 
 const (
-	armOK          Reason = iota
-	ReasonFewHosts        // fewer than 2 hosts up
-	ReasonBurst           // burst cap
-	ReasonBudget          // the long-run budget is spent
+	armOK             Reason = iota
+	ReasonFewHosts           // fewer than 2 hosts up
+	ReasonBurst              // burst cap
+	ReasonBudget             // the long-run budget is spent
+	ReasonManyClients        // the client is one of many (Room.OneOfMany; load rule)
 	nReasons
 )
 
@@ -177,6 +180,16 @@ func (h *Hedger) deferral(nowNs int64) Deferral {
 		return DeferLosing
 	}
 	return deferNone
+}
+
+// oneOfMany reports whether the load rule refuses to arm: the source says
+// the client is one of many (Room.OneOfMany).
+func (h *Hedger) oneOfMany(nowNs int64) bool {
+	if h.load == nil || !h.cfg.LoadOn {
+		return false
+	}
+	h.readRoom(nowNs)
+	return h.room.many.Load()
 }
 
 // busy is the median host's share of workers taken as the loss record's

@@ -23,6 +23,7 @@ type fakeLoad struct {
 	stalled   atomic.Bool   // the silent host is stalled by the policy's rule (Room.StalledFor = silence)
 	busy      atomic.Uint64 // math.Float64bits of 1 - Busy
 	assumed   atomic.Bool   // Room.BusyAssumed
+	many      atomic.Bool   // Room.OneOfMany
 	rooms     atomic.Int64  // HedgeRoom calls
 }
 
@@ -30,7 +31,7 @@ func (f *fakeLoad) LatencyQuantile(float64) (time.Duration, bool) { return 20 * 
 func (f *fakeLoad) MaxSilence() time.Duration                     { return time.Duration(f.silence.Load()) }
 func (f *fakeLoad) HedgeRoom() tailroute.Room {
 	f.rooms.Add(1)
-	return tailroute.Room{Wait: time.Duration(f.wait.Load()), Busy: 1 - math.Float64frombits(f.busy.Load()), Saturated: f.saturated.Load(), StalledFor: f.stalledFor(), BusyAssumed: f.assumed.Load()}
+	return tailroute.Room{Wait: time.Duration(f.wait.Load()), Busy: 1 - math.Float64frombits(f.busy.Load()), Saturated: f.saturated.Load(), StalledFor: f.stalledFor(), BusyAssumed: f.assumed.Load(), OneOfMany: f.many.Load()}
 }
 
 // stalledFor is Room.StalledFor: the silence, when the policy calls the
@@ -109,6 +110,35 @@ func TestLoadRuleQueueing(t *testing.T) {
 	src.saturated.Store(false)
 	clk.Advance(roomInterval)
 	assert.Equal(t, Armed, admit(h))
+}
+
+// TestOneOfManyNotArmed: a client that is one of many (Room.OneOfMany)
+// arms no execution while the load rule is on, even with a host stalled
+// (Stats.ManyClients counts them), and arms again once it is not; with the
+// load rule off it arms.
+func TestOneOfManyNotArmed(t *testing.T) {
+	src := &fakeLoad{}
+	src.setBusy(0)
+	src.many.Store(true)
+	h, clk := loadHedger(t, src)
+	assert.Equal(t, Deny, admit(h))
+	src.silence.Store(int64(time.Second))
+	src.stalled.Store(true)
+	clk.Advance(roomInterval)
+	assert.Equal(t, Deny, admit(h), "a stall lifts nothing")
+	st := h.Stats()
+	assert.Equal(t, uint64(2), st.ManyClients)
+	assert.Zero(t, st.Armed)
+	assert.Equal(t, tailroute.Suppression{Reason: "many_clients", N: 2}, st.Suppressed()[3])
+
+	src.many.Store(false)
+	clk.Advance(roomInterval)
+	assert.Equal(t, Armed, admit(h))
+
+	off, _ := loadHedger(t, src, tailroute.WithLoadRule(false))
+	src.many.Store(true)
+	assert.Equal(t, Armed, admit(off), "the load rule off")
+	assert.Zero(t, off.Stats().ManyClients)
 }
 
 // TestLoadRuleLiftedByStall: while a host the policy calls stalled has

@@ -49,6 +49,7 @@ func HedgeStatsOf(start, end []tailroute.Hedging) *HedgeStats {
 		sum.Queueing += h.Queueing - s.Queueing
 		sum.TargetSlow += h.TargetSlow - s.TargetSlow
 		sum.TooFewHosts += h.TooFewHosts - s.TooFewHosts
+		sum.ManyClients += h.ManyClients - s.ManyClients
 	}
 	out := &HedgeStats{Executions: sum.Executions, Armed: sum.Armed, Fired: sum.Hedges, Won: sum.Won, Lost: sum.Lost,
 		Suppressed: map[string]uint64{}, Deferred: map[string]uint64{}, ExtraPct: sum.ExtraPct()}

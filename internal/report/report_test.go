@@ -126,15 +126,15 @@ func TestHedgeStats(t *testing.T) {
 	}
 	hs := HedgeStatsOf(start, []tailroute.Hedging{
 		{Executions: 1300, Armed: 1100, Hedges: 33, Won: 11, Lost: 20, BudgetDenied: 60, TargetSlow: 44, Losing: 105},
-		{Executions: 1000, Armed: 950, Hedges: 20, Won: 15, Lost: 5, Queueing: 7, BurstDenied: 3, TooFewHosts: 1},
+		{Executions: 1000, Armed: 950, Hedges: 20, Won: 15, Lost: 5, Queueing: 7, BurstDenied: 3, TooFewHosts: 1, ManyClients: 2},
 	})
 	require.Equal(t, &HedgeStats{Executions: 2000, Armed: 1850, Fired: 50, Won: 25, Lost: 23, ExtraPct: 2.5,
-		Suppressed: map[string]uint64{"budget": 50, "burst": 3, "too_few_hosts": 1},
+		Suppressed: map[string]uint64{"budget": 50, "burst": 3, "too_few_hosts": 1, "many_clients": 2},
 		Deferred:   map[string]uint64{"losing": 5, "queueing": 7, "target_slow": 40}}, hs)
 	r := &Report{Results: []PolicyResult{{Policy: "tailroute"}, {Policy: "tailroute+hedge", HedgeStats: hs}}}
 	var b strings.Builder
 	require.NoError(t, r.WriteTable(&b))
-	assert.Contains(t, b.String(), "tailroute+hedge hedging: armed 1850, fired 50 (2.50% extra requests), won 25, lost 23; suppressed: budget 50, burst 3, too_few_hosts 1; deferred: queueing 7, target_slow 40, losing 5\n")
+	assert.Contains(t, b.String(), "tailroute+hedge hedging: armed 1850, fired 50 (2.50% extra requests), won 25, lost 23; suppressed: budget 50, burst 3, too_few_hosts 1, many_clients 2; deferred: queueing 7, target_slow 40, losing 5\n")
 	assert.Equal(t, 1, strings.Count(b.String(), "hedging:"), "no line for the unhedged policy")
 	assert.Equal(t, uint64(2300), HedgeStatsOf(nil, []tailroute.Hedging{{Executions: 1300}, {Executions: 1000}}).Executions, "no start: from zero")
 }

@@ -36,13 +36,17 @@ const maxRoomHosts = 64
 //   - StalledFor: the longest Silence among the up local hosts it reads
 //     that are stalled by the rule the rate rule uses (stalled,
 //     WithStall); 0 when none is.
+//   - OneOfMany: the concurrency weight in force (track.Tracker.Clients,
+//     given at the start and after each poll pair) is at least
+//     track.ManyClients.
 //
 // One View per host; no allocation. The hedger calls it at most once per
 // few milliseconds, not per request.
 func (p *Router[H, S]) HedgeRoom() tailroute.Room {
 	t := p.tbl.Load()
+	many := p.tr.Clients() >= track.ManyClients
 	if t == nil || len(t.local) == 0 {
-		return tailroute.Room{Busy: 1, BusyAssumed: true}
+		return tailroute.Room{Busy: 1, BusyAssumed: true, OneOfMany: many}
 	}
 	now := p.clock.Now()
 	var waits, busy [maxRoomHosts]float64
@@ -79,12 +83,12 @@ func (p *Router[H, S]) HedgeRoom() tailroute.Room {
 		n++
 	}
 	if n == 0 {
-		return tailroute.Room{Busy: 1, BusyAssumed: true}
+		return tailroute.Room{Busy: 1, BusyAssumed: true, OneOfMany: many}
 	}
 	ws, bs := waits[:n], busy[:n]
 	slices.Sort(ws)
 	slices.Sort(bs)
-	return tailroute.Room{Wait: time.Duration(ws[(n-1)/2]), Busy: bs[(n-1)/2], Saturated: known == n && full == known, StalledFor: stalledFor, BusyAssumed: known < n}
+	return tailroute.Room{Wait: time.Duration(ws[(n-1)/2]), Busy: bs[(n-1)/2], Saturated: known == n && full == known, StalledFor: stalledFor, BusyAssumed: known < n, OneOfMany: many}
 }
 
 // workersTaken is the requests a host is serving or queueing as the load

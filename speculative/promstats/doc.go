@@ -22,7 +22,8 @@
 // tailroute_hedge_executions_total, _eligible_total, _armed_total,
 // _fired_total, _won_total, _lost_total, _suppressed_total{reason} (eligible
 // executions not armed) with reason = "budget" (long-run budget spent),
-// "burst" (the burst cap), "too_few_hosts"; _deferred_total{reason} (armed
+// "burst" (the burst cap), "too_few_hosts", "many_clients" (the load rule:
+// one client of many); _deferred_total{reason} (armed
 // executions whose hedge the load rule deferred) with reason = "queueing",
 // "target_slow", "losing"; _burst_lifted_total (over the burst cap, armed
 // because a host was stalled), _no_target_total, _unreserved_total. Gauges:

@@ -48,7 +48,7 @@ func New(h StatsSource, opts ...Option) *Collector {
 		fired:         d("fired_total", "Hedges sent (extra attempts)."),
 		won:           d("won_total", "Hedges whose attempt was the execution's first success."),
 		lost:          d("lost_total", "Hedges beaten by a success of an earlier attempt."),
-		suppressed:    d("suppressed_total", "Eligible executions not armed, by reason: budget (long-run budget spent), burst (burst cap), too_few_hosts.", "reason"),
+		suppressed:    d("suppressed_total", "Eligible executions not armed, by reason: budget (long-run budget spent), burst (burst cap), too_few_hosts, many_clients (the load rule: one client of many).", "reason"),
 		deferred:      d("deferred_total", "Armed executions whose hedge the load rule deferred to the deferred delay, by reason: queueing, target_slow, losing.", "reason"),
 		lifted:        d("burst_lifted_total", "Executions over the burst cap armed anyway because a host was stalled."),
 		noTarget:      d("no_target_total", "Hedges that fired but found no host left."),

@@ -73,7 +73,7 @@ func TestCollector(t *testing.T) {
 	assert.Equal(t, 1.0, got["tailroute_hedge_won_total"])
 	assert.Equal(t, 0.0, got["tailroute_hedge_lost_total"])
 	assert.Equal(t, 0.0, got["tailroute_hedge_in_flight"])
-	for _, k := range []string{"suppressed_total{budget}", "suppressed_total{burst}", "suppressed_total{too_few_hosts}",
+	for _, k := range []string{"suppressed_total{budget}", "suppressed_total{burst}", "suppressed_total{too_few_hosts}", "suppressed_total{many_clients}",
 		"deferred_total{queueing}", "deferred_total{target_slow}", "deferred_total{losing}"} {
 		require.Contains(t, got, "tailroute_hedge_"+k)
 		assert.Zero(t, got["tailroute_hedge_"+k], k)
@@ -83,5 +83,5 @@ func TestCollector(t *testing.T) {
 	assert.Equal(t, 0.95, got["tailroute_hedge_quantile"])
 	assert.Equal(t, 0.0, got["tailroute_hedge_burst_lifted_total"])
 	require.Contains(t, got, "tailroute_hedge_busy")
-	assert.Len(t, got, 24)
+	assert.Len(t, got, 25)
 }
