@@ -559,7 +559,7 @@ func TestCompareHedged(t *testing.T) {
 	if want := 100 * float64(hs.Fired) / float64(hs.Executions); math.Abs(hs.ExtraPct-want) > 1e-9 {
 		t.Errorf("extra_pct %v, want %v", hs.ExtraPct, want)
 	}
-	for _, r := range []string{"budget", "burst", "too_few_hosts"} {
+	for _, r := range []string{"budget", "burst", "too_few_hosts", "many_clients"} {
 		if _, ok := hs.Suppressed[r]; !ok {
 			t.Errorf("hedge_stats.suppressed lacks %q: %v", r, hs.Suppressed)
 		}

@@ -117,14 +117,16 @@ tailroute_server_load_polls_per_second{session="b"} 0
 # TYPE tailroute_server_load_poll_interval_seconds gauge
 tailroute_server_load_poll_interval_seconds{session="a"} 0.4
 tailroute_server_load_poll_interval_seconds{session="b"} 0
-# HELP tailroute_hedge_suppressed_total Eligible executions not armed, by reason: budget (long-run budget spent), burst (burst cap), too_few_hosts.
+# HELP tailroute_hedge_suppressed_total Eligible executions not armed, by reason: budget (long-run budget spent), burst (burst cap), too_few_hosts, many_clients (the load rule: one client of many).
 # TYPE tailroute_hedge_suppressed_total counter
 tailroute_hedge_suppressed_total{reason="budget",session="a"} 4
 tailroute_hedge_suppressed_total{reason="burst",session="a"} 0
 tailroute_hedge_suppressed_total{reason="too_few_hosts",session="a"} 0
+tailroute_hedge_suppressed_total{reason="many_clients",session="a"} 0
 tailroute_hedge_suppressed_total{reason="budget",session="b"} 0
 tailroute_hedge_suppressed_total{reason="burst",session="b"} 0
 tailroute_hedge_suppressed_total{reason="too_few_hosts",session="b"} 0
+tailroute_hedge_suppressed_total{reason="many_clients",session="b"} 0
 # HELP tailroute_hedge_deferred_total Armed executions whose hedge the load rule deferred to the deferred delay, by reason: queueing, target_slow, losing.
 # TYPE tailroute_hedge_deferred_total counter
 tailroute_hedge_deferred_total{reason="losing",session="a"} 0
