@@ -133,7 +133,10 @@ func TestNetworkDefaultClientZone(t *testing.T) {
 }
 
 // A read forwarded by a coordinator that is not its replica crosses the
-// network twice more: coordinator to replica and back.
+// network twice more: coordinator to replica and back. The upper bound
+// leaves a scheduler's few milliseconds (a median of 11.4 ms against 8 ms
+// was seen under -race on a busy machine) and still fails a forward that
+// crossed twice (16 ms).
 func TestNetworkDelaysForwardedReads(t *testing.T) {
 	const other = 4 * time.Millisecond
 	c := netCluster(t, Network{SameRack: -1, OtherRack: other, Jitter: -1})
@@ -144,7 +147,7 @@ func TestNetworkDelaysForwardedReads(t *testing.T) {
 	k1, k2 := keyOn(t, c, s1, n1.IP()), keyOn(t, c, s2, n2.IP())
 	direct, forwarded := medianReads(t, s1, k1, s1, k2, 30)
 	require.Greater(t, forwarded-direct, 2*other-time.Millisecond, "direct %v, forwarded to rack2 %v", direct, forwarded)
-	require.Less(t, forwarded-direct, 2*other+3*time.Millisecond, "direct %v, forwarded to rack2 %v", direct, forwarded)
+	require.Less(t, forwarded-direct, 3*other+time.Millisecond, "direct %v, forwarded to rack2 %v", direct, forwarded)
 	require.Positive(t, n1.Stats().Forwarded)
 }
 
