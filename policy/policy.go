@@ -46,13 +46,13 @@ func New(opts ...tailroute.Option) (*Policy, error) {
 // samples. With MaxSilence it makes the policy a hedge-delay source:
 // tailroute.WithSource(p).
 func (p *Policy) LatencyQuantile(q float64) (time.Duration, bool) {
-	return p.r.Tracker().LatencyQuantile(q)
+	return p.r.LatencyQuantile(q)
 }
 
 // MaxSilence returns how long the most silent host with attempts in flight
 // has gone without answering; 0 when none has one in flight. The hedger's
 // burst cap uses it to tell a stalled host from a slow phase.
-func (p *Policy) MaxSilence() time.Duration { return p.r.Tracker().MaxSilence() }
+func (p *Policy) MaxSilence() time.Duration { return p.r.MaxSilence() }
 
 // HedgeRoom returns the load a hedge would meet on the local hosts (the
 // fields are read as route.Router.HedgeRoom says). With LatencyQuantile and

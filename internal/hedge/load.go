@@ -164,7 +164,7 @@ const (
 // deferral applies the load rule to an armed execution: why its hedge is
 // deferred, deferNone when it fires at the delay.
 func (h *Hedger) deferral(nowNs int64) Deferral {
-	if h.load == nil || !h.cfg.LoadOn {
+	if !h.loadRule() {
 		return deferNone
 	}
 	switch {
@@ -182,10 +182,14 @@ func (h *Hedger) deferral(nowNs int64) Deferral {
 	return deferNone
 }
 
+// loadRule reports whether the load rule applies: it is on and the source
+// is a LoadSource.
+func (h *Hedger) loadRule() bool { return h.load != nil && h.cfg.LoadOn }
+
 // oneOfMany reports whether the load rule refuses to arm: the source says
 // the client is one of many (Room.OneOfMany).
 func (h *Hedger) oneOfMany(nowNs int64) bool {
-	if h.load == nil || !h.cfg.LoadOn {
+	if !h.loadRule() {
 		return false
 	}
 	h.readRoom(nowNs)

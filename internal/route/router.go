@@ -172,6 +172,18 @@ func (r *Router[H, S]) Config() *Config { return &r.cfg }
 // Tracker returns the tracker (per-host state, LatencyQuantile).
 func (r *Router[H, S]) Tracker() *track.Tracker { return r.tr }
 
+// LatencyQuantile returns the tracker's cluster-wide q-quantile of recent
+// attempt latencies (track.Tracker.LatencyQuantile). With MaxSilence and
+// HedgeRoom it makes the Router a hedger's source (tailroute.LoadSource),
+// which the adapters' policies pass on.
+func (r *Router[H, S]) LatencyQuantile(q float64) (time.Duration, bool) {
+	return r.tr.LatencyQuantile(q)
+}
+
+// MaxSilence returns the tracker's longest silence of a host with attempts
+// in flight (track.Tracker.MaxSilence).
+func (r *Router[H, S]) MaxSilence() time.Duration { return r.tr.MaxSilence() }
+
 // Strategy returns the ranking strategy.
 func (r *Router[H, S]) Strategy() tailroute.Strategy { return strategy(&r.cfg) }
 

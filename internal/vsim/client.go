@@ -149,7 +149,7 @@ func (c *engineClient) hostState(s int32, up bool) {
 		c.r.HostDown(c.m.hosts[s])
 	}
 	if c.hedge != nil {
-		c.hedge.setUp(up)
+		c.hedge.up.Set(c.m.hosts[s].addr, up)
 	}
 }
 

@@ -1,9 +1,6 @@
 package vsim
 
 import (
-	"context"
-	"time"
-
 	"github.com/tailroute/tailroute"
 	"github.com/tailroute/tailroute/internal/hedge"
 	"github.com/tailroute/tailroute/internal/route"
@@ -24,18 +21,8 @@ type hedging struct {
 	h   *hedge.Hedger
 	pl  hedge.Planner[*vhost, vsel, route.Query]
 	rec *hedge.Recorder // the hedger's own source (no WithSource): fed as gocql's QueryObserver feeds it
-	up  int32           // servers up (hedge.UpHosts' count)
+	up  hedge.UpHosts   // the servers up, as the adapters' wrapper counts them
 }
-
-// routerSource is the engine as the hedger's source (the policies'
-// LatencyQuantile, MaxSilence and HedgeRoom: tailroute.WithSource(p)).
-type routerSource struct{ r *route.Router[*vhost, vsel] }
-
-func (s routerSource) LatencyQuantile(q float64) (time.Duration, bool) {
-	return s.r.Tracker().LatencyQuantile(q)
-}
-func (s routerSource) MaxSilence() time.Duration { return s.r.Tracker().MaxSilence() }
-func (s routerSource) HedgeRoom() tailroute.Room { return s.r.HedgeRoom() }
 
 // newHedging returns c's hedger: following the engine (own: false) or its
 // own latency recorder (own: true, as speculative.New() over a driver's
@@ -43,34 +30,28 @@ func (s routerSource) HedgeRoom() tailroute.Room { return s.r.HedgeRoom() }
 func newHedging(c *engineClient, own bool, opts []tailroute.Option) (*hedging, error) {
 	all := []tailroute.Option{tailroute.WithClock(c.m.s)}
 	if !own {
-		all = append(all, tailroute.WithSource(routerSource{c.r}))
+		all = append(all, tailroute.WithSource(c.r))
 	}
 	h, err := hedge.New(append(all, opts...)...)
 	if err != nil {
 		return nil, err
 	}
-	hg := &hedging{h: h, rec: h.Recorder(), up: int32(len(c.m.hosts))}
+	hg := &hedging{h: h, rec: h.Recorder()}
+	for _, v := range c.m.hosts {
+		hg.up.Set(v.addr, true)
+	}
 	hg.pl = hedge.Planner[*vhost, vsel, route.Query]{
 		H:         h,
 		Pick:      c.r.Pick,
-		HostError: func(err error) bool { return err != nil && err != context.Canceled },
+		HostError: func(err error) bool { return err != nil }, // every model error is the host's: Overloaded, connection closed
 	}
 	return hg, nil
-}
-
-// setUp counts a server that came up (up) or went down.
-func (hg *hedging) setUp(up bool) {
-	if up {
-		hg.up++
-	} else {
-		hg.up--
-	}
 }
 
 // hedgedSend is engineClient.send with hedging: false when the execution
 // is not armed (the caller sends it as without hedging).
 func (c *engineClient) hedgedSend(r *request, q route.Query) bool {
-	d := c.hedge.h.Admit(true, true, c.hedge.up)
+	d := c.hedge.h.Admit(true, true, c.hedge.up.N())
 	if d != hedge.Armed && d != hedge.Deferred {
 		return false
 	}
