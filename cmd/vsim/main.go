@@ -39,6 +39,7 @@ type options struct {
 	plot       string
 	parallel   int
 	requests   int
+	generators int
 	cells      string
 }
 
@@ -53,6 +54,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&strategies, "strategies", "", "comma-separated strategies (default: the preset's)")
 	fs.StringVar(&seeds, "seeds", "", "seeds, as 1-5 or 1,3,7 (default: the preset's)")
 	fs.IntVar(&o.requests, "requests", 0, "requests per run (default: the preset's)")
+	fs.IntVar(&o.generators, "generators", 0, "arrivals from this many generators of whole-millisecond Poisson gaps, as the C3 paper's simulator (200); 0: one Poisson process (vsim.Config.Generators)")
 	fs.StringVar(&o.out, "out", "", "directory for report.json and one HdrHistogram log per run (<cell>/seed<k>/<strategy>-run.hlog, what cmd/hlogpool -batch pools)")
 	fs.StringVar(&o.plot, "plot", "", "directory for a plot of each server's share of requests per 100 ms window, per strategy, of each cell's first seed")
 	fs.IntVar(&o.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at once (each run is single-threaded; the output does not depend on it)")
@@ -93,6 +95,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if o.parallel < 1 {
 		return fmt.Errorf("vsim: -parallel = %d, allowed >= 1", o.parallel)
 	}
+	if o.generators < 0 {
+		return fmt.Errorf("vsim: -generators = %d, allowed >= 0 (0: one Poisson process)", o.generators)
+	}
 	if o.requests < 0 {
 		return fmt.Errorf("vsim: -requests = %d, allowed >= 1 (0: the preset's)", o.requests)
 	}
@@ -114,6 +119,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if o.requests > 0 {
 			cells[i].Config.Requests = o.requests
 		}
+		cells[i].Config.Generators = o.generators
 	}
 	rep, err := runCells(cells, o, stderr)
 	if err != nil {

@@ -27,6 +27,9 @@ func init() {
 		{"x-ad50", tracker.Config{AgeDecay: 50 * time.Millisecond}},
 		{"x-cap8", tracker.Config{SampleCap: 8}},
 		{"x-a3", tracker.Config{EWMAAlpha: 0.3}},
+		{"x-a5", tracker.Config{EWMAAlpha: 0.5}},
+		{"x-a9", tracker.Config{EWMAAlpha: 0.9}},
+		{"x-a9-noad", tracker.Config{EWMAAlpha: 0.9, AgeDecay: -1}},
 		{"x-ad100-cap8", tracker.Config{AgeDecay: 100 * time.Millisecond, SampleCap: 8}},
 		// scale-dispersion.md, sections 4 and 5
 		{"x-f05", tracker.Config{ForgetAfter: 500 * time.Millisecond}},

@@ -18,6 +18,14 @@ type Config struct {
 	RF          int           // replication factor; default 3
 	Placement   Placement     // how replica groups are drawn; default Uniform
 	Window      time.Duration // the per-node request counts' window; default 100ms
+	// Generators is the arrival process. 0 (default): one Poisson process
+	// at ArrivalRate, exponential gaps. N > 0: the C3 paper's simulator's
+	// (absim's Workload, 200 in its runs): N generators, each starting at
+	// 0 and waiting between its requests a whole number of milliseconds
+	// drawn from a Poisson distribution of mean N/ArrivalRate, so the
+	// requests arrive in batches on the millisecond; each makes
+	// Requests/N of the requests (the first Requests mod N one more).
+	Generators int `json:",omitempty"`
 	// Threads bounds each client's requests in flight, as a YCSB client's
 	// threads do: a request that arrives while all are busy waits at the
 	// client, its latency counted from its arrival (YCSB's intended
@@ -195,6 +203,8 @@ func (c Config) Validate() error {
 		return bad("Threads", c.Threads, "0..1e6 (0 = no bound)")
 	case c.Requests < 1 || c.Requests > 1e9:
 		return bad("Requests", c.Requests, "1..1e9")
+	case c.Generators < 0 || c.Generators > c.Requests:
+		return bad("Generators", c.Generators, fmt.Sprintf("0..Requests (%d) (0 = one Poisson process)", c.Requests))
 	case c.Network < 0 || c.Network > time.Second:
 		return bad("Network", c.Network, "0..1s")
 	case c.RF < 1 || c.RF > min(c.Servers, maxRF):

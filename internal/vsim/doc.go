@@ -51,9 +51,11 @@
 //     clients are told at once (the driver's host-down event) and the
 //     server gets nothing until it is up.
 //   - Load: Poisson arrivals at Utilization x Servers x W x the mean
-//     service rate ((mu + D mu)/2 with the fluctuation, as absim), each
-//     request to a client drawn uniformly or with demand skew (a share of
-//     the clients makes 80 % of the requests); a random key; the
+//     service rate ((mu + D mu)/2 with the fluctuation, as absim), or
+//     absim's own (Config.Generators: each of N generators waits a whole
+//     number of milliseconds, Poisson-distributed, between its requests);
+//     each request to a client drawn uniformly or with demand skew (a
+//     share of the clients makes 80 % of the requests); a random key; the
 //     network's one-way latency (default 250 us) both ways; read repair
 //     (Config.ReadRepair) as absim's shadow reads.
 //   - Replica groups: Uniform (one evenly spaced token per server: RF
@@ -98,8 +100,7 @@
 // latency is constant (with zones, per pair of racks plus its jitter): no
 // bandwidth, no queueing in the network, no loss, and one data center (no
 // latency between DCs); the cost of crossing zones is counted in
-// requests, not bytes. Arrivals are exponential (absim draws each of 200
-// generators' gaps as whole milliseconds from a Poisson distribution).
+// requests, not bytes.
 // The engine's backpressure sleep parks the request's event, not a thread:
 // what the client does meanwhile goes on, as with goroutines.
 package vsim

@@ -9,6 +9,7 @@ import (
 	"github.com/tailroute/tailroute/internal/core"
 	"github.com/tailroute/tailroute/internal/hedge"
 	"github.com/tailroute/tailroute/internal/route"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // The model's event kinds (after the scheduler's).
@@ -95,7 +96,9 @@ type model struct {
 	flips   *rand.Rand
 	fail    *rand.Rand
 	repair  *rand.Rand
-	rate    float64 // requests per second
+	rate    float64        // requests per second
+	genLeft []int          // Config.Generators: each generator's requests still to make
+	genGap  distuv.Poisson // Config.Generators: a generator's gap, in milliseconds
 
 	generated, outstanding int
 	threads                []int        // each client's busy threads (Config.Threads)
@@ -172,7 +175,7 @@ func (m *model) factor(s int32, now time.Duration, load int) float64 {
 func (m *model) handle(ev *event) {
 	switch ev.kind {
 	case evArrival:
-		m.arrival()
+		m.arrival(ev.i)
 	case evAtServer:
 		m.atServer(ev.r)
 	case evDone:
@@ -200,8 +203,9 @@ func (m *model) handle(ev *event) {
 	}
 }
 
-// arrival generates one request and schedules the next.
-func (m *model) arrival() {
+// arrival generates one request and schedules the next (of generator g
+// with Config.Generators).
+func (m *model) arrival(g int32) {
 	if m.closed {
 		return
 	}
@@ -236,7 +240,12 @@ func (m *model) arrival() {
 	} else {
 		m.clients[r.client].send(r)
 	}
-	if m.generated < m.cfg.Requests {
+	switch {
+	case m.genLeft != nil:
+		if m.genLeft[g]--; m.genLeft[g] > 0 {
+			m.s.at(now+time.Duration(m.genGap.Rand())*time.Millisecond, event{kind: evArrival, i: g})
+		}
+	case m.generated < m.cfg.Requests:
 		m.s.at(now+expDuration(m.arrive, 1/m.rate), event{kind: evArrival})
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/tailroute/tailroute/internal/paperbase"
 	"github.com/tailroute/tailroute/internal/peers"
 	"github.com/tailroute/tailroute/internal/selector"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // strategy is one entry of Strategies: the engine with options, or a
@@ -374,7 +375,19 @@ func (m *model) build() error {
 // start schedules the first arrival and the faults.
 func (m *model) start() {
 	cfg := m.cfg
-	m.s.at(0, event{kind: evArrival})
+	if n := cfg.Generators; n > 0 {
+		m.genLeft = make([]int, n)
+		for g := range m.genLeft {
+			m.genLeft[g] = cfg.Requests / n
+			if g < cfg.Requests%n {
+				m.genLeft[g]++
+			}
+			m.s.at(0, event{kind: evArrival, i: int32(g)})
+		}
+		m.genGap = distuv.Poisson{Lambda: float64(n) / m.rate * 1e3, Src: rand.NewPCG(cfg.Seed, 7)}
+	} else {
+		m.s.at(0, event{kind: evArrival})
+	}
 	for i := range m.servers {
 		s := int32(i)
 		if cfg.FluctuationT > 0 {

@@ -154,6 +154,27 @@ func TestHedging(t *testing.T) {
 }
 
 // Bad input names the field and its range.
+// The paper's simulator's arrivals (Config.Generators): every request is
+// made, each on a whole millisecond, at the rate of the utilization, and
+// the run is a function of its Config as with the Poisson process.
+func TestGenerators(t *testing.T) {
+	cfg := small("c3")
+	cfg.Generators = 7 // 20000 = 7 x 2857 + 1
+	a, err := Run(cfg)
+	require.NoError(t, err)
+	assert.EqualValues(t, cfg.Requests, a.Requests)
+	assert.Zero(t, a.Arrivals%time.Millisecond, "the last arrival, %v, is on a whole millisecond", a.Arrivals)
+	want := time.Duration(float64(cfg.Requests) / cfg.ArrivalRate() * float64(time.Second))
+	assert.InDelta(t, 1, float64(a.Arrivals)/float64(want), 0.03, "last arrival %v, at the utilization's rate %v", a.Arrivals, want)
+	b, err := Run(cfg)
+	require.NoError(t, err)
+	require.Equal(t, fingerprint(a), fingerprint(b))
+	cfg.Generators = 0
+	c, err := Run(cfg)
+	require.NoError(t, err)
+	require.NotEqual(t, fingerprint(a), fingerprint(c), "another arrival process, another run")
+}
+
 func TestValidate(t *testing.T) {
 	for _, c := range []struct {
 		cfg  Config
@@ -166,6 +187,8 @@ func TestValidate(t *testing.T) {
 		{Config{Strategy: "nope"}, `Config.Strategy = "nope", allowed one of`},
 		{Config{Slow: []Slow{{Server: 99, Factor: 2}}}, "Config.Slow[0].Server = 99, allowed 0..49"},
 		{Config{PauseEvery: time.Second, PauseFor: 2 * time.Second}, "Config.PauseFor = 2s"},
+		{Config{Requests: 10, Generators: 11}, "Config.Generators = 11, allowed 0..Requests (10)"},
+		{Config{Generators: -1}, "Config.Generators = -1, allowed 0..Requests"},
 		{Config{Failing: []Failing{{Server: 1, Rate: 1, At: time.Second, Until: time.Second}}}, "Config.Failing[0].Until = 1s, allowed 0 (never) or after At (1s)"},
 	} {
 		_, err := Run(c.cfg)
