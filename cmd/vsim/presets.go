@@ -22,9 +22,10 @@ type preset struct {
 	seeds      string
 }
 
-// paperStrategies are the C3 paper's §6 strategies and the product's two
-// ways of running (with and without its server signal).
-const paperStrategies = "tailroute,tailroute-nopoll,tailroute+payload,c3,lor,rr,oracle"
+// paperStrategies are the C3 paper's §6 strategies, C3 on the product's
+// signal (c3-polls), and the product's two ways of running (with and
+// without its server signal) and with the paper's payload.
+const paperStrategies = "tailroute,tailroute-nopoll,tailroute+payload,c3,c3-polls,lor,rr,oracle"
 
 // presets by name.
 var presets = map[string]preset{
