@@ -119,7 +119,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if o.requests > 0 {
 			cells[i].Config.Requests = o.requests
 		}
-		cells[i].Config.Generators = o.generators
+		if o.generators > 0 {
+			cells[i].Config.Generators = o.generators
+		}
 	}
 	rep, err := runCells(cells, o, stderr)
 	if err != nil {

@@ -36,15 +36,15 @@ const maxRoomHosts = 64
 //   - StalledFor: the longest Silence among the up local hosts it reads
 //     that are stalled by the rule the rate rule uses (stalled,
 //     WithStall); 0 when none is.
-//   - OneOfMany: the concurrency weight in force (track.Tracker.Clients,
-//     given at the start and after each poll pair) is at least
+//   - OneOfMany: track.Tracker.OneOfMany, the concurrency weight in force
+//     (given at the start and after each poll pair) at least
 //     track.ManyClients.
 //
 // One View per host; no allocation. The hedger calls it at most once per
 // few milliseconds, not per request.
 func (p *Router[H, S]) HedgeRoom() tailroute.Room {
 	t := p.tbl.Load()
-	many := p.tr.Clients() >= track.ManyClients
+	many := p.tr.OneOfMany()
 	if t == nil || len(t.local) == 0 {
 		return tailroute.Room{Busy: 1, BusyAssumed: true, OneOfMany: many}
 	}

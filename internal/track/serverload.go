@@ -246,10 +246,14 @@ func (t *Tracker) SetClients(w float64) {
 // Clients returns the w SetClients gave last (0: none).
 func (t *Tracker) Clients() float64 { return math.Float64frombits(t.clients.Load()) }
 
-// manyClients reports whether the client is one of many: RuleManyClients
-// on and w >= ManyClients.
+// OneOfMany reports whether the client is one of many: the w SetClients
+// gave last is at least ManyClients.
+func (t *Tracker) OneOfMany() bool { return t.Clients() >= ManyClients }
+
+// manyClients reports whether RuleManyClients applies: the rule on and the
+// client one of many.
 func (t *Tracker) manyClients() bool {
-	return t.off.On(RuleManyClients) && t.Clients() >= ManyClients
+	return t.off.On(RuleManyClients) && t.OneOfMany()
 }
 
 // updateQueueing recomputes, after a server-load sample at now or once a
