@@ -63,6 +63,12 @@
 // hosts last while a majority of the replicas is not busy (WithBusy),
 // probes as for C3. RoundRobin: rotation over the replicas, the baseline.
 //
+// Every rule of C3 below names the case that needs it ("needed by"): the
+// cell where the engine without that rule does worst, as its p99 over the
+// p99 with it, from cmd/vsim's ablation preset (5 simulated nodes, 4
+// clients, seeds 1-12 pooled) unless the case names another cell
+// (docs/experiments/ablation.md has every rule in every cell).
+//
 // # The C3 score
 //
 // C3 (Suresh et al., NSDI'15) ranks host s by
@@ -100,6 +106,8 @@
 // request in flight counts w times in qhat_s, so a shrinking W_s repels w
 // times as hard, and a single client (w = 1) can act on half a response
 // time of silence where clients counted w >= 2 times wait a whole one.
+// Needed by: the polled W_s, two-slow (1.11x with W_s = 1; slow-node
+// p99.9 1.22x); W_s and w_eff shrinking with silence, gc-pauses (3.2x).
 //
 // The tail term. Psi_s without k estimates a request's mean response time;
 // k/mu_s makes it a tail estimate: a host's service time spreads in
@@ -111,6 +119,7 @@
 // flight (5*29 = 145 ms) still lose to it. The cube of a queue outgrows k
 // quickly, so the term decides only between short queues; with w > 1 or
 // long queues the order is the paper's. k = 0 is the paper's score.
+// Needed by: two-slow (1.11x with k = 0; slow-node p99.9 1.12x).
 //
 // Known-slow replicas. The cube repels a herd early, and where one replica
 // serves several times slower than another that trade is a loss: with
@@ -140,7 +149,9 @@
 // polled 1/mu_s with workers busy and nothing completed, while a few late
 // answers leave the median where it was; 1.5 times the median is about the
 // mean of an exponential service time (1/ln 2 = 1.44 times its median).
-// Without polling the score alone decides.
+// Without polling the score alone decides. Needed by: two-slow (1.16x
+// without the rule; slow-node p99.9 1.13x). What it costs: recovering at
+// 85 % load, 0.71x without it.
 //
 // The concurrency weight. w is the number of clients in the paper. By
 // default (WithConcurrencyWeight(0)) it is measured: with polled server load
@@ -152,7 +163,8 @@
 // replica, so a write-heavy client overstates it; Qmax bounds what it
 // costs). Measured case: the C3 paper's §6 cells in the virtual-time
 // simulator (go run ./cmd/vsim -preset fig14), where w = 1 treats
-// 300 clients as one and herds them (docs/RESULTS.md). With polled server
+// 300 clients as one and herds them (docs/RESULTS.md); with 4 clients,
+// gc-pauses (1.09x with w = 1). With polled server
 // load the weight in force is
 //
 //	w_eff = min(w, max(1, Qmax))
@@ -165,7 +177,8 @@
 // as w of them. A host silent for longer than its R_s keeps R_s/silence of
 // w - w_eff, so a paused host's requests in flight count as w again within
 // a few R_s. A host's queue counts while its latest poll is at most 6 of
-// its poll intervals old; without any, w again.
+// its poll intervals old; without any, w again. w_eff is needed by:
+// two-slow (1.03x with w; slow-node p99.9 1.13x).
 //
 // # Health
 //
@@ -196,7 +209,10 @@
 // successes. After a slow spell R_s weighs a sample by the age of the
 // estimate (tracker.Config.AgeDecay), and no sample counts above
 // tracker.Config.SampleCap times R_s, so the late answers of a stall do not
-// keep a host avoided once it answers normally again.
+// keep a host avoided once it answers normally again. Needed by: the
+// fallback cascade, a node failing every request at 85 % load (48,249
+// errors without it against 144); the probe, the same cell (2.95x p99
+// without it).
 //
 // # Zones
 //
@@ -309,6 +325,13 @@
 // queue, keep the exception: capping the client's own demand then sends it
 // to worse replicas (4 clients on 5 nodes; 20 on 10 with a slow one; 64 on
 // 5 at 20 % load with two slow ones).
+//
+// Needed by: the exception at less than the full rate, two-slow (1.88x
+// with the decrease whatever the demand; recovering at 85 % load 2.60x,
+// gc-pauses 3.87x); the decrease while the hosts queue, Figure 14's
+// u70-T500-c150 (1.66x without it, seeds 1-2); the backpressure wait, the
+// same cell (1.09x without it, seeds 1-5); CUBIC and the stall rule,
+// bimodal 70 % / 100 ms (1.03x without either).
 //
 // # Server load
 //
@@ -432,7 +455,10 @@
 // fast again after a few lucky responses. A polled q_s counts only for a
 // host the client does not measure itself (nothing observed since the
 // sample, nothing outstanding, no response for the sample's 1.5
-// intervals): on a host it uses, its own os_s is fresher.
+// intervals): on a host it uses, its own os_s is fresher. Needed by:
+// Figure 14's u45-T500-c150 (1.09x with the polled q_s for every host,
+// seeds 1-5); the warm-up polls, 1000 clients' u80-slow2 (1.17x without
+// them, seed 1).
 //
 // What polls cannot tell. A node in a stop-the-world pause answers no
 // query, polls included, and its counters stand still until it resumes:

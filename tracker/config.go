@@ -56,7 +56,8 @@ type Config struct {
 	// host a few times a second, and without it a server's feedback
 	// averages over seconds of a load that changes every 100 ms
 	// (with it, tailroute+payload's Figure 14 p99 in cmd/vsim is 0.79-1.01x
-	// its p99 without).
+	// its p99 without). Needed by: slow-node's p99.9, 1.19x as a plain
+	// EWMA (cmd/vsim -preset ablation, seeds 1-12).
 	// Default 250ms; negative = off (plain EWMA). Allowed 1ms..1h or
 	// negative.
 	AgeDecay time.Duration
@@ -72,9 +73,10 @@ type Config struct {
 	// slows down reaches its new R_s within a few samples, and a single
 	// stall moves it little. Only R_s is capped: the latency histogram
 	// (quantiles, hedging delays) keeps every sample as it was. The cap
-	// applies once the host has an R_s. Default 4: under an exponential
-	// service time fewer than 2 % of samples exceed 4x the mean. Allowed
-	// 1.5..1000 or negative (no cap).
+	// applies once the host has an R_s. Needed by: gc-pauses, 4.48x p99
+	// without the cap (cmd/vsim -preset ablation, seeds 1-12). Default 4:
+	// under an exponential service time fewer than 2 % of samples exceed
+	// 4x the mean. Allowed 1.5..1000 or negative (no cap).
 	SampleCap float64
 	// Rate configures the per-host CUBIC rate controller.
 	Rate RateConfig
