@@ -180,6 +180,24 @@
 // its poll intervals old; without any, w again. w_eff is needed by:
 // two-slow (1.03x with w; slow-node p99.9 1.13x).
 //
+// Fast answers. For a client that is one of many (w at least 32, see Rate
+// control) an answer faster than R_s moves R_s with the weight 0.9, the
+// weight C3 gives every sample, where tracker.Config.AgeDecay gives it
+// about 0.45 (a client of 150 hears from each of 50 hosts every 100-170
+// ms); an answer slower than R_s keeps that weight. Such a client's hosts
+// are loaded by the others and change queue and phase between two of its
+// answers. An answer can only be fast while the host is fast and its queue
+// short; a slow one may be a single long service time (an exponential
+// service time's tail) and says less. So a host that is fast again is used
+// again from its first fast answer, and left at the pace of its slow ones.
+// Needed by: Figures 14 and 15 (cmd/vsim -preset fig14 and fig15, seeds
+// 1-5), 0.82-0.98x p99 in 20 of 24 cells (u70-T100-c150 0.84x,
+// skew50-T100-c150 0.82x), 0.99-1.01x in three and 1.04x in one
+// (u45-T500-c150). A client that is a larger share of its hosts' load keeps
+// the one weight: there a slow replica's lucky fast answer brings the
+// client's own load back onto it (with 4 clients, slow-node p99.9 1.11x and
+// two-slow p99.9 1.07x with fast answers weighed so).
+//
 // # Health
 //
 // The success-prioritized fallback cascade (WithHealthTolerance): a replica

@@ -12,8 +12,9 @@ type Config struct {
 	// Clock is the time source; default SystemClock.
 	Clock Clock
 	// EWMAAlpha (alpha) is the weight of a new sample in every EWMA (R_s,
-	// q_s, 1/mu_s); default 0.1, i.e. roughly the last 10 samples. Allowed
-	// (0,1].
+	// q_s, 1/mu_s); default 0.1, i.e. roughly the last 10 samples (a client
+	// that is one of many weighs an answer faster than R_s 0.9: package
+	// tailroute, "Fast answers"). Allowed (0,1].
 	EWMAAlpha float64
 	// LatencyWindow is the width of one latency-histogram window; quantiles
 	// cover the current and the previous window; default 5s. Allowed

@@ -180,7 +180,7 @@ func (h *Host) Observe(now, latency time.Duration, o Outcome) {
 		h.queue.decay(0, f)
 	}
 	if o == Success || h.failureRaises(latency) {
-		h.resp.addCapped(float64(latency), h.sampleWeight(now), h.t.cfg.SampleCap)
+		h.resp.addCapped(float64(latency), h.answerWeight(now, float64(latency)), h.t.cfg.SampleCap)
 		h.hist.Record(now, latency)
 	}
 	h.samples.Add(1)
@@ -196,6 +196,24 @@ func (h *Host) Observe(now, latency time.Duration, o Outcome) {
 // (Config.AgeDecay): ageWeight of the time since the last response.
 func (h *Host) sampleWeight(now time.Duration) float64 {
 	return h.ageWeight(now - time.Duration(h.lastResp.Load()))
+}
+
+// FastAnswerWeight is the weight of an answer faster than R_s for a client
+// that is one of many (RuleFastAnswer; package tailroute, "Fast
+// answers"): the weight the C3 paper gives every sample.
+const FastAnswerWeight = 0.9
+
+// answerWeight is the weight of R_s sample x at now: sampleWeight, or at
+// least FastAnswerWeight for a sample below R_s while RuleFastAnswer
+// applies.
+func (h *Host) answerWeight(now time.Duration, x float64) float64 {
+	a := h.sampleWeight(now)
+	if h.t.fastAnswers() {
+		if r, ok := h.resp.get(); ok && x < r {
+			a = max(a, FastAnswerWeight)
+		}
+	}
+	return a
 }
 
 // ageWeight is 1-(1-alpha)*exp(-dt/tau) (Config.AgeDecay), the weight of

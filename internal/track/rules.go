@@ -39,6 +39,10 @@ const (
 	// client that is one of many (ManyClients, "Rate control"); off:
 	// QueueingLoad for every client.
 	RuleManyClients
+	// RuleFastAnswer: an answer faster than R_s weighs FastAnswerWeight
+	// for a client that is one of many ("Fast answers"); off: the
+	// age-weighted alpha' for every answer.
+	RuleFastAnswer
 
 	// RuleCount is the number of rules above.
 	RuleCount = iota
@@ -47,7 +51,7 @@ const (
 // RuleNames are the rules' names, by bit position, as the ablation prints
 // them.
 var RuleNames = [RuleCount]string{"queue-weight", "drain-silence", "polled-workers", "known-slow",
-	"warmup", "idle-queue", "full-rate", "measured-weight", "queueing", "many-clients"}
+	"warmup", "idle-queue", "full-rate", "measured-weight", "queueing", "many-clients", "fast-answer"}
 
 // On reports whether rule r is on (not in the set turned off).
 func (off Rule) On(r Rule) bool { return off&r == 0 }

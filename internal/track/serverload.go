@@ -224,7 +224,7 @@ const QueueingLoad = 3
 const ManyClientsLoad = 1
 
 // ManyClients is the concurrency weight from which a client is one of
-// many (RuleManyClients). A client that is a larger share of its hosts'
+// many (OneOfMany: RuleManyClients, RuleFastAnswer, the hedger's room). A client that is a larger share of its hosts'
 // load keeps QueueingLoad: 20 clients on 10 servers with one 5x slow
 // server (vsim's quick cell, w about 20) read 1.12x p99 and 1.59x p99.9
 // with the decrease below the full rate from w >= 16, 1.01x from 24, and
@@ -232,7 +232,7 @@ const ManyClientsLoad = 1
 const ManyClients = 32
 
 // SetClients records w, the concurrency weight in force (C3's number of
-// clients, as the router measures or is given it), for RuleManyClients,
+// clients, as the router measures or is given it), for OneOfMany,
 // and recomputes whether the hosts queue if that makes the client one of
 // many or no longer.
 func (t *Tracker) SetClients(w float64) {
@@ -249,6 +249,12 @@ func (t *Tracker) Clients() float64 { return math.Float64frombits(t.clients.Load
 // OneOfMany reports whether the client is one of many: the w SetClients
 // gave last is at least ManyClients.
 func (t *Tracker) OneOfMany() bool { return t.Clients() >= ManyClients }
+
+// fastAnswers reports whether RuleFastAnswer applies: the rule on and the
+// client one of many.
+func (t *Tracker) fastAnswers() bool {
+	return t.off.On(RuleFastAnswer) && t.OneOfMany()
+}
 
 // manyClients reports whether RuleManyClients applies: the rule on and the
 // client one of many.

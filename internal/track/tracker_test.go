@@ -817,3 +817,42 @@ func TestManyClientsDecrease(t *testing.T) {
 		})
 	}
 }
+
+// TestFastAnswer: for a client that is one of many, an answer faster than
+// R_s moves it with FastAnswerWeight and a slower one with alpha'; a
+// client that is a larger share of its hosts' load, or the rule off, moves
+// R_s with alpha' either way.
+func TestFastAnswer(t *testing.T) {
+	const alpha = 0.1 // the default EWMAAlpha; answers back to back (dt = 0)
+	for _, c := range []struct {
+		name    string
+		off     Rule
+		clients float64
+		fast    bool // the fast answer weighs FastAnswerWeight
+	}{
+		{"one of many", 0, ManyClients, true},
+		{"one of 300", 0, 300, true},
+		{"a large share", 0, ManyClients - 1, false},
+		{"no weight given", 0, 0, false},
+		{"rule off", RuleFastAnswer, 300, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr, _ := newTest(t, nil)
+			tr.SetOff(c.off)
+			if c.clients > 0 {
+				tr.SetClients(c.clients)
+			}
+			h := tr.Host("a")
+			h.Observe(tr.Now(), 10*time.Millisecond, Success)
+			h.Observe(tr.Now(), 2*time.Millisecond, Success) // below R_s = 10 ms
+			w := alpha
+			if c.fast {
+				w = FastAnswerWeight
+			}
+			r := 10e6 + w*(2e6-10e6)
+			assert.InDelta(t, r, float64(h.Snapshot().ResponseTime), 1)
+			h.Observe(tr.Now(), 11*time.Millisecond, Success) // above R_s (below its cap): alpha
+			assert.InDelta(t, r+alpha*(11e6-r), float64(h.Snapshot().ResponseTime), 1)
+		})
+	}
+}
