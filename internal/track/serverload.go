@@ -224,8 +224,9 @@ const QueueingLoad = 3
 const ManyClientsLoad = 1
 
 // ManyClients is the concurrency weight from which a client is one of
-// many (OneOfMany: RuleManyClients, RuleFastAnswer, the hedger's room). A client that is a larger share of its hosts'
-// load keeps QueueingLoad: 20 clients on 10 servers with one 5x slow
+// many (OneOfMany: RuleManyClients, RuleFastAnswer, the hedger's room). A
+// client that is a larger share of its hosts' load keeps QueueingLoad
+// (RuleManyClients): 20 clients on 10 servers with one 5x slow
 // server (vsim's quick cell, w about 20) read 1.12x p99 and 1.59x p99.9
 // with the decrease below the full rate from w >= 16, 1.01x from 24, and
 // Figure 15's heaviest clients measure about 37.
