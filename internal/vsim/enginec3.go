@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/tailroute/tailroute"
+	"github.com/tailroute/tailroute/internal/paperbase"
 	"github.com/tailroute/tailroute/internal/route"
 	"github.com/tailroute/tailroute/internal/track"
 	"github.com/tailroute/tailroute/tracker"
@@ -11,9 +12,10 @@ import (
 
 // c3Engine is the engine configured as the C3 paper's C3: its score with
 // the concurrency weight n = clients (WithConcurrencyWeight), k = 0
-// (WithTailTerm(0)), one queue per server (W_s = 1), EWMAs of weight 0.9
-// on the newest sample without age decay, sample cap or forgetting, no
-// probes and none of the track rules; CUBIC rate control as the paper's
+// (WithTailTerm(0)), one queue per server (W_s = 1), EWMAs of absim's
+// weight on the newest sample (paperbase.DefaultC3Params, 0.9) without
+// age decay, sample cap or forgetting, no probes and none of the track
+// rules; CUBIC rate control as the paper's
 // Algorithm 2. What differs from absim's C3 (strategy "c3"): a request
 // every replica's rate refuses waits at most the engine's backpressure
 // bound (1 ms) and is then sent to the best replica, where absim holds it
@@ -31,7 +33,7 @@ func c3Engine(polls bool) func(Config) []tailroute.Option {
 			tailroute.WithTailTerm(0),
 			tailroute.WithServerWorkers(1),
 			tailroute.WithProbe(time.Hour),
-			tailroute.WithTracker(tracker.Config{EWMAAlpha: 0.9, AgeDecay: -1, SampleCap: -1, ForgetAfter: -1}),
+			tailroute.WithTracker(tracker.Config{EWMAAlpha: paperbase.DefaultC3Params().EWMAAlpha, AgeDecay: -1, SampleCap: -1, ForgetAfter: -1}),
 			route.WithoutRules(track.Rule(1)<<track.RuleCount - 1),
 		}
 	}

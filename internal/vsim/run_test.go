@@ -153,7 +153,6 @@ func TestHedging(t *testing.T) {
 	}
 }
 
-// Bad input names the field and its range.
 // The paper's simulator's arrivals (Config.Generators): every request is
 // made, each on a whole millisecond, at the rate of the utilization, and
 // the run is a function of its Config as with the Poisson process.
@@ -175,6 +174,7 @@ func TestGenerators(t *testing.T) {
 	require.NotEqual(t, fingerprint(a), fingerprint(c), "another arrival process, another run")
 }
 
+// Bad input names the field and its range.
 func TestValidate(t *testing.T) {
 	for _, c := range []struct {
 		cfg  Config
